@@ -1,0 +1,34 @@
+#include "comm/transport.h"
+
+#include <chrono>
+
+namespace dtbench {
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
+SyncTimes Transport::finish_step(Model& model, int64_t step) {
+  SyncTimes times;
+  const auto sync_start = std::chrono::steady_clock::now();
+  synchronize(model, step, times);
+  times.comm = seconds_since(sync_start);
+  const auto update_start = std::chrono::steady_clock::now();
+  update(model, step);
+  times.update = seconds_since(update_start);
+  return times;
+}
+
+Optimizer& LocalUpdateTransport::optimizer(Model& model) {
+  if (optimizer_ == nullptr) optimizer_ = make_optimizer(optimizer_config_, model.arena().count());
+  return *optimizer_;
+}
+
+void LocalUpdateTransport::update(Model& model, int64_t) {
+  ParamArena& arena = model.arena();
+  optimizer(model).step(arena.values(), arena.grads());
+}
+
+}  // namespace dtbench

@@ -1,0 +1,41 @@
+#pragma once
+// The base every transport shares. finish_step is public and non-virtual: it times the two halves
+// of the end of a step — synchronising (the transport's own business) and updating the weights —
+// so that timing lives in one place and every transport is measured the same way (after ps-lite's
+// Van::Send / SendMsg split).
+#include <memory>
+#include <string>
+
+#include "core/optim/optimizer.h"
+#include "core/train/gradient_sync.h"
+
+namespace dtbench {
+
+class Transport : public GradientSync {
+ public:
+  SyncTimes finish_step(Model& model, int64_t step) final;
+
+ protected:
+  // Make the arena's gradients the ones to apply (average across workers, or push and pull).
+  // Fills the comm split (wait, transfer, push, pull, bytes); comm and update are timed here.
+  virtual void synchronize(Model& model, int64_t step, SyncTimes& times) = 0;
+  // Turn the synchronised gradients into the next weights.
+  virtual void update(Model& model, int64_t step) = 0;
+};
+
+// Shared by transports that update locally after averaging (local, ring, mpi): one optimizer over
+// the whole arena.
+class LocalUpdateTransport : public Transport {
+ public:
+  explicit LocalUpdateTransport(OptimizerConfig optimizer) : optimizer_config_(std::move(optimizer)) {}
+
+ protected:
+  void update(Model& model, int64_t step) override;
+  Optimizer& optimizer(Model& model);
+
+ private:
+  OptimizerConfig optimizer_config_;
+  std::unique_ptr<Optimizer> optimizer_;
+};
+
+}  // namespace dtbench

@@ -1,0 +1,36 @@
+#include "core/kernels/activation.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dtbench::kernels {
+
+void relu_forward(float* out, const float* inp, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = std::max(inp[i], 0.0f);
+}
+
+void relu_backward(float* dinp, const float* dout, const float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = dout[i];  // loaded unconditionally, so the select vectorises
+    dinp[i] = out[i] > 0.0f ? g : 0.0f;
+  }
+}
+
+void tanh_forward(float* out, const float* inp, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = std::tanh(inp[i]);
+}
+
+void tanh_backward(float* dinp, const float* dout, const float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dinp[i] = dout[i] * (1.0f - out[i] * out[i]);
+}
+
+void dropout_mask(float* mask, Rng& rng, float probability, int64_t n) {
+  const float keep_scale = probability < 1.0f ? 1.0f / (1.0f - probability) : 0.0f;
+  for (int64_t i = 0; i < n; ++i) mask[i] = rng.uniform() >= probability ? keep_scale : 0.0f;
+}
+
+void apply_mask(float* out, const float* inp, const float* mask, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = inp[i] * mask[i];
+}
+
+}  // namespace dtbench::kernels

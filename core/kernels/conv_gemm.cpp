@@ -1,0 +1,168 @@
+#include "core/kernels/conv_gemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <cblas.h>
+
+#include "core/tensor/tensor.h"
+
+namespace dtbench {
+
+namespace {
+
+// A group is made wide enough for sgemm to run near its peak: about this many columns.
+static const int64_t kTargetColumns = std::getenv("DTB_COLS") ? std::atoll(std::getenv("DTB_COLS")) : 1024;
+// The column matrix never exceeds this many floats (32 MiB) unless one sample alone needs more.
+constexpr int64_t kMaxColumnFloats = int64_t{8} << 20;
+
+// Grow-only scratch shared by every convolution on this thread: the column matrix, and the
+// product (or gathered output gradient) of a group before it is spread back into NCHW.
+struct Workspace {
+  Tensor columns;  // (K, G·P)
+  Tensor product;  // (Cout, G·P)
+};
+
+Workspace& workspace() {
+  thread_local Workspace instance;
+  return instance;
+}
+
+// The buffer's shape is always its largest request, so numel() is its capacity.
+float* grow(Tensor& buffer, int64_t count) {
+  if (buffer.data() == nullptr || buffer.numel() < count) buffer.resize({count});
+  return buffer.data();
+}
+
+bool is_pointwise(const ConvSizes& sizes) {
+  return sizes.kernel == 1 && sizes.stride == 1 && sizes.padding == 0;
+}
+
+// The column matrix (K, count·P) of samples [inp, inp + count samples).
+const float* unroll(Workspace& ws, const float* inp, int64_t count, const ConvSizes& sizes) {
+  const int64_t P = sizes.out_plane();
+  if (count == 1 && is_pointwise(sizes)) return inp;  // (C, H·W) is already (K, P)
+  const int64_t N = count * P;
+  float* col = grow(ws.columns, sizes.patch_count() * N);  // (K, N)
+  const int64_t in_sample = sizes.in_channels * sizes.in_plane();
+  for (int64_t g = 0; g < count; ++g) im2col(col + g * P, inp + g * in_sample, sizes, N);
+  return col;
+}
+
+// Spreads a group's product (Cout, count·P) into NCHW out (count, Cout, P).
+void scatter_group(float* out, const float* product, int64_t count, int64_t channels, int64_t P) {
+  const int64_t N = count * P;
+  for (int64_t g = 0; g < count; ++g) {
+    for (int64_t c = 0; c < channels; ++c) {
+      std::copy_n(product + c * N + g * P, P, out + (g * channels + c) * P);
+    }
+  }
+}
+
+// The inverse: gathers NCHW dout (count, Cout, P) into (Cout, count·P).
+void gather_group(float* product, const float* dout, int64_t count, int64_t channels, int64_t P) {
+  const int64_t N = count * P;
+  for (int64_t g = 0; g < count; ++g) {
+    for (int64_t c = 0; c < channels; ++c) {
+      std::copy_n(dout + (g * channels + c) * P, P, product + c * N + g * P);
+    }
+  }
+}
+
+}  // namespace
+
+int64_t conv2d_group_size(const ConvSizes& sizes) {
+  const int64_t P = std::max<int64_t>(sizes.out_plane(), 1);
+  const int64_t K = std::max<int64_t>(sizes.patch_count(), 1);
+  const int64_t batch = std::max<int64_t>(sizes.batch, 1);
+  int64_t group = std::clamp<int64_t>((kTargetColumns + P - 1) / P, 1, batch);
+  group = std::max<int64_t>(1, std::min(group, kMaxColumnFloats / (K * P)));
+  // Even groups: 64 samples in groups of at most 3 become 22 groups of 3 or 2, not 21 + 1.
+  const int64_t groups = (batch + group - 1) / group;
+  return (batch + groups - 1) / groups;
+}
+
+int64_t conv2d_workspace_bytes() {
+  auto bytes = [](const Tensor& buffer) -> int64_t {
+    return buffer.data() == nullptr ? 0 : buffer.numel() * static_cast<int64_t>(sizeof(float));
+  };
+  return bytes(workspace().columns) + bytes(workspace().product);
+}
+
+void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
+                    const ConvSizes& sizes) {
+  const int64_t B = sizes.batch, Cout = sizes.out_channels, K = sizes.patch_count();
+  const int64_t P = sizes.out_plane();
+  const int64_t in_sample = sizes.in_channels * sizes.in_plane();
+  const int64_t out_sample = Cout * P;
+  const int64_t group = conv2d_group_size(sizes);
+  Workspace& ws = workspace();
+  for (int64_t b0 = 0; b0 < B; b0 += group) {
+    const int64_t count = std::min(group, B - b0);
+    const int64_t N = count * P;
+    const float* col = unroll(ws, inp + b0 * in_sample, count, sizes);  // (K, N)
+    // With one sample the product (Cout, P) already is the sample's NCHW output.
+    float* product = count == 1 ? out + b0 * out_sample : grow(ws.product, Cout * N);  // (Cout, N)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(Cout),
+                static_cast<int>(N), static_cast<int>(K), 1.0f, weight, static_cast<int>(K), col,
+                static_cast<int>(N), 0.0f, product, static_cast<int>(N));
+    if (count > 1) scatter_group(out + b0 * out_sample, product, count, Cout, P);
+  }
+  if (bias == nullptr) return;
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t c = 0; c < Cout; ++c) {
+      float* plane = out + (b * Cout + c) * P;  // (P)
+      const float shift = bias[c];
+      for (int64_t p = 0; p < P; ++p) plane[p] += shift;
+    }
+  }
+}
+
+void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, const ConvSizes& sizes) {
+  const int64_t B = sizes.batch, Cout = sizes.out_channels, K = sizes.patch_count();
+  const int64_t P = sizes.out_plane();
+  const int64_t in_sample = sizes.in_channels * sizes.in_plane();
+  const int64_t out_sample = Cout * P;
+  const int64_t group = conv2d_group_size(sizes);
+  Workspace& ws = workspace();
+  if (B == 0) std::fill_n(dweight, Cout * K, 0.0f);
+  for (int64_t b0 = 0; b0 < B; b0 += group) {
+    const int64_t count = std::min(group, B - b0);
+    const int64_t N = count * P;
+    const float* dout_group = dout + b0 * out_sample;  // (count, Cout, P)
+    if (count > 1) {
+      float* gathered = grow(ws.product, Cout * N);
+      gather_group(gathered, dout_group, count, Cout, P);
+      dout_group = gathered;  // now (Cout, N)
+    }
+    const float* col = unroll(ws, inp + b0 * in_sample, count, sizes);  // (K, N)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(Cout),
+                static_cast<int>(K), static_cast<int>(N), 1.0f, dout_group, static_cast<int>(N),
+                col, static_cast<int>(N), b0 == 0 ? 0.0f : 1.0f, dweight, static_cast<int>(K));
+    if (dinp == nullptr) continue;
+
+    float* dinp_group = dinp + b0 * in_sample;  // (count, C, H, W)
+    const bool direct = count == 1 && is_pointwise(sizes);
+    // col is no longer needed: dcol takes its place (or goes straight to dinp for 1x1).
+    float* dcol = direct ? dinp_group : grow(ws.columns, K * N);  // (K, N)
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(K), static_cast<int>(N),
+                static_cast<int>(Cout), 1.0f, weight, static_cast<int>(K), dout_group,
+                static_cast<int>(N), 0.0f, dcol, static_cast<int>(N));
+    if (direct) continue;
+    std::fill_n(dinp_group, count * in_sample, 0.0f);
+    for (int64_t g = 0; g < count; ++g) col2im(dinp_group + g * in_sample, dcol + g * P, sizes, N);
+  }
+  if (dbias == nullptr) return;
+  std::fill_n(dbias, Cout, 0.0f);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t c = 0; c < Cout; ++c) {
+      const float* plane = dout + (b * Cout + c) * P;  // (P)
+      float sum = 0.0f;
+      for (int64_t p = 0; p < P; ++p) sum += plane[p];
+      dbias[c] += sum;
+    }
+  }
+}
+
+}  // namespace dtbench

@@ -1,0 +1,44 @@
+#include "core/kernels/linear_gemm.h"
+
+#include <algorithm>
+
+#include <cblas.h>
+
+namespace dtbench {
+
+void linear_forward(float* out, const float* inp, const float* weight, const float* bias,
+                    int64_t B, int64_t C, int64_t OC) {
+  // out (B, OC) = inp (B, C) · weight^T (C, OC)
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(B), static_cast<int>(OC),
+              static_cast<int>(C), 1.0f, inp, static_cast<int>(C), weight, static_cast<int>(C),
+              0.0f, out, static_cast<int>(OC));
+  if (bias == nullptr) return;
+  for (int64_t b = 0; b < B; ++b) {
+    float* row = out + b * OC;  // (OC)
+    for (int64_t o = 0; o < OC; ++o) row[o] += bias[o];
+  }
+}
+
+void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                     const float* inp, const float* weight, int64_t B, int64_t C, int64_t OC) {
+  // dweight (OC, C) = dout^T (OC, B) · inp (B, C)
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(OC), static_cast<int>(C),
+              static_cast<int>(B), 1.0f, dout, static_cast<int>(OC), inp, static_cast<int>(C),
+              0.0f, dweight, static_cast<int>(C));
+  if (dinp != nullptr) {
+    // dinp (B, C) = dout (B, OC) · weight (OC, C)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(B),
+                static_cast<int>(C), static_cast<int>(OC), 1.0f, dout, static_cast<int>(OC), weight,
+                static_cast<int>(C), 0.0f, dinp, static_cast<int>(C));
+  }
+  if (dbias != nullptr) {
+    // dbias (OC) = the column sums of dout
+    std::fill_n(dbias, OC, 0.0f);
+    for (int64_t b = 0; b < B; ++b) {
+      const float* row = dout + b * OC;  // (OC)
+      for (int64_t o = 0; o < OC; ++o) dbias[o] += row[o];
+    }
+  }
+}
+
+}  // namespace dtbench

@@ -1,0 +1,99 @@
+#include "core/layers/sequential.h"
+
+#include <algorithm>
+
+#include "core/util/error.h"
+
+namespace dtbench {
+
+void Sequential::add(std::string name, std::unique_ptr<Layer> layer) {
+  if (name.empty()) name = std::to_string(layers_.size());
+  layers_.emplace_back(std::move(name), std::move(layer));
+}
+
+Shape Sequential::configure(const Shape& sample_input) {
+  // Before configuring: a composite first layer passes the flag on to its own first layer.
+  if (!layers_.empty()) layers_.front().second->set_needs_input_grad(needs_input_grad_);
+  Shape shape = sample_input;
+  for (auto& [name, layer] : layers_) shape = layer->configure(shape);
+  return shape;
+}
+
+const Tensor& Sequential::forward(const Tensor& input, Mode mode) {
+  const Tensor* x = &input;
+  for (auto& [name, layer] : layers_) x = &layer->forward(*x, mode);
+  return *x;
+}
+
+Tensor& Sequential::backward(Tensor& grad_output) {
+  Tensor* grad = &grad_output;
+  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) grad = &it->second->backward(*grad);
+  return *grad;
+}
+
+std::vector<std::pair<std::string, Layer*>> Sequential::children() {
+  std::vector<std::pair<std::string, Layer*>> result;
+  for (auto& [name, layer] : layers_) result.emplace_back(name, layer.get());
+  return result;
+}
+
+Residual::Residual(std::unique_ptr<Sequential> main, std::unique_ptr<Sequential> shortcut)
+    : main_(std::move(main)), shortcut_(std::move(shortcut)) {
+  DTB_CHECK(main_ != nullptr && !main_->empty(), "a residual block needs a main branch");
+  if (shortcut_ == nullptr) shortcut_ = std::make_unique<Sequential>();
+}
+
+Shape Residual::configure(const Shape& sample_input) {
+  main_->set_needs_input_grad(needs_input_grad_);
+  shortcut_->set_needs_input_grad(needs_input_grad_);
+  const Shape main_shape = main_->configure(sample_input);
+  const Shape shortcut_shape = shortcut_->configure(sample_input);
+  if (main_shape != shortcut_shape) {
+    fail_input("residual block: main branch gives {} but the shortcut gives {}",
+               shape_string(main_shape), shape_string(shortcut_shape));
+  }
+  return main_shape;
+}
+
+const Tensor& Residual::forward(const Tensor& input, Mode mode) {
+  const Tensor& main_out = main_->forward(input, mode);
+  const Tensor& shortcut_out = shortcut_->empty() ? input : shortcut_->forward(input, mode);
+  output_.resize(main_out.shape());
+  const float* a = main_out.data();
+  const float* b = shortcut_out.data();
+  float* y = output_.data();
+  const int64_t count = output_.numel();
+  for (int64_t i = 0; i < count; ++i) y[i] = std::max(a[i] + b[i], 0.0f);
+  return output_;
+}
+
+Tensor& Residual::backward(Tensor& grad_output) {
+  // Through the final ReLU, in place: the output is positive exactly where the sum was.
+  float* g = grad_output.data();
+  const float* y = output_.data();
+  const int64_t count = grad_output.numel();
+  for (int64_t i = 0; i < count; ++i) g[i] = y[i] > 0.0f ? g[i] : 0.0f;
+
+  // The main branch may overwrite its gradient buffer, so the shortcut gets a copy.
+  shortcut_grad_.resize(grad_output.shape());
+  std::copy_n(g, count, shortcut_grad_.data());
+  Tensor& main_grad = main_->backward(grad_output);
+  if (!needs_input_grad_) {
+    if (!shortcut_->empty()) shortcut_->backward(shortcut_grad_);
+    return main_grad;
+  }
+  Tensor& other_grad = shortcut_->empty() ? shortcut_grad_ : shortcut_->backward(shortcut_grad_);
+  float* sum = main_grad.data();
+  const float* add = other_grad.data();
+  const int64_t input_count = main_grad.numel();
+  for (int64_t i = 0; i < input_count; ++i) sum[i] += add[i];
+  return main_grad;
+}
+
+std::vector<std::pair<std::string, Layer*>> Residual::children() {
+  std::vector<std::pair<std::string, Layer*>> result{{"main", main_.get()}};
+  if (!shortcut_->empty()) result.emplace_back("shortcut", shortcut_.get());
+  return result;
+}
+
+}  // namespace dtbench

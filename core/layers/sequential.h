@@ -1,0 +1,53 @@
+#pragma once
+#include <memory>
+#include <utility>
+
+#include "core/layers/layer.h"
+
+namespace dtbench {
+
+// Layers applied in order; backward runs them in reverse.
+class Sequential : public Layer {
+ public:
+  // Appends a layer named `name` (or its index when empty) and returns it.
+  template <typename L, typename... Args>
+  L& emplace(std::string name, Args&&... args) {
+    auto layer = std::make_unique<L>(std::forward<Args>(args)...);
+    L& ref = *layer;
+    add(std::move(name), std::move(layer));
+    return ref;
+  }
+  void add(std::string name, std::unique_ptr<Layer> layer);
+  bool empty() const { return layers_.empty(); }
+  Layer& front() { return *layers_.front().second; }
+
+  std::string kind() const override { return "sequential"; }
+  Shape configure(const Shape& sample_input) override;
+  const Tensor& forward(const Tensor& input, Mode mode) override;
+  Tensor& backward(Tensor& grad_output) override;
+  std::vector<std::pair<std::string, Layer*>> children() override;
+
+ private:
+  std::vector<std::pair<std::string, std::unique_ptr<Layer>>> layers_;
+};
+
+// A residual block: relu(main(x) + shortcut(x)), the shortcut being the identity when empty
+// (He et al. 2016). Basic and bottleneck blocks differ only in what `main` holds.
+class Residual : public Layer {
+ public:
+  Residual(std::unique_ptr<Sequential> main, std::unique_ptr<Sequential> shortcut);
+  std::string kind() const override { return "residual"; }
+  Shape configure(const Shape& sample_input) override;
+  const Tensor& forward(const Tensor& input, Mode mode) override;
+  Tensor& backward(Tensor& grad_output) override;
+  std::vector<std::pair<std::string, Layer*>> children() override;
+  int64_t macs_per_sample() const override { return 0; }
+
+ private:
+  std::unique_ptr<Sequential> main_;
+  std::unique_ptr<Sequential> shortcut_;  // empty: identity
+  Tensor output_;
+  Tensor shortcut_grad_;  // the block's output gradient, kept for the shortcut branch
+};
+
+}  // namespace dtbench

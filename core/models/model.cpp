@@ -1,0 +1,60 @@
+#include "core/models/model.h"
+
+#include "core/util/error.h"
+#include "core/util/rng.h"
+
+namespace dtbench {
+
+Model::Model(std::string name, Shape sample_input, int64_t classes, std::unique_ptr<Sequential> net)
+    : name_(std::move(name)), sample_input_(std::move(sample_input)), classes_(classes),
+      net_(std::move(net)) {
+  // The data never needs a gradient, so the first layer can skip computing one.
+  net_->set_needs_input_grad(false);
+  const Shape output = net_->configure(sample_input_);
+  if (output != Shape{classes_}) {
+    fail_input("model {}: its output for input {} is {}, expected ({}) for {} classes", name_,
+               shape_string(sample_input_), shape_string(output), classes_, classes_);
+  }
+  std::vector<Param*> params;
+  walk(*net_, "", params);
+  arena_.bind(std::move(params));
+}
+
+void Model::walk(Layer& layer, const std::string& path, std::vector<Param*>& params) {
+  std::vector<Param*> own;
+  layer.collect_params(own);
+  LayerInfo info{path, layer.kind(), 0, layer.macs_per_sample()};
+  for (Param* param : own) {
+    param->name = path.empty() ? param->name : path + "." + param->name;
+    info.parameters += param->numel();
+    params.push_back(param);
+  }
+  layer.collect_buffers(buffers_);
+  parameter_count_ += info.parameters;
+  macs_per_sample_ += info.macs_per_sample;
+  all_layers_.push_back(&layer);
+  const auto children = layer.children();
+  if (children.empty()) layers_.push_back(std::move(info));
+  for (auto& [child_name, child] : children) {
+    walk(*child, path.empty() ? child_name : path + "." + child_name, params);
+  }
+}
+
+void Model::initialize(uint64_t seed) {
+  arena_.initialize(seed);
+  for (size_t i = 0; i < all_layers_.size(); ++i) {
+    all_layers_[i]->reseed(Rng::derive(seed, 0xD209, i).next_u64());
+  }
+}
+
+const Tensor& Model::forward(const Tensor& batch, Mode mode) {
+  Shape expected = sample_input_;
+  expected.insert(expected.begin(), batch.rank() > 0 ? batch.dim(0) : 0);
+  DTB_CHECK(batch.shape() == expected, "model {} expects {} but got {}", name_,
+            shape_string(expected), shape_string(batch.shape()));
+  return net_->forward(batch, mode);
+}
+
+void Model::backward(Tensor& grad_logits) { net_->backward(grad_logits); }
+
+}  // namespace dtbench

@@ -1,0 +1,59 @@
+#pragma once
+// A model: a named tree of layers whose parameters live in one arena. Building it configures every
+// layer for the sample shape (so a misfit input is an error at build time, not at step 0), names
+// every parameter by its path and binds the arena.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/layers/sequential.h"
+
+namespace dtbench {
+
+struct LayerInfo {
+  std::string path;  // "layer1.0.main.0"
+  std::string kind;  // "conv2d"
+  int64_t parameters = 0;
+  int64_t macs_per_sample = 0;
+};
+
+class Model {
+ public:
+  Model(std::string name, Shape sample_input, int64_t classes, std::unique_ptr<Sequential> net);
+
+  const std::string& name() const { return name_; }
+  const Shape& sample_input_shape() const { return sample_input_; }
+  int64_t classes() const { return classes_; }
+
+  // Weights from the seed (bit-identical for the same seed) and the stochastic layers' streams.
+  void initialize(uint64_t seed);
+
+  // batch (B, sample_input...) -> logits (B, classes).
+  const Tensor& forward(const Tensor& batch, Mode mode);
+  // Writes every parameter's gradient into the arena's gradient block.
+  void backward(Tensor& grad_logits);
+
+  ParamArena& arena() { return arena_; }
+  const ParamArena& arena() const { return arena_; }
+  // Batch norm running statistics and other buffers that define the model besides its weights.
+  const std::vector<Tensor*>& buffers() const { return buffers_; }
+  const std::vector<LayerInfo>& layers() const { return layers_; }
+  int64_t parameter_count() const { return parameter_count_; }
+  int64_t macs_per_sample() const { return macs_per_sample_; }
+
+ private:
+  void walk(Layer& layer, const std::string& path, std::vector<Param*>& params);
+
+  std::string name_;
+  Shape sample_input_;
+  int64_t classes_;
+  std::unique_ptr<Sequential> net_;
+  ParamArena arena_;
+  std::vector<Tensor*> buffers_;
+  std::vector<Layer*> all_layers_;
+  std::vector<LayerInfo> layers_;
+  int64_t parameter_count_ = 0;
+  int64_t macs_per_sample_ = 0;
+};
+
+}  // namespace dtbench

@@ -1,0 +1,91 @@
+#include "core/optim/optimizer.h"
+
+#include <cmath>
+#include <vector>
+
+#include "core/util/error.h"
+
+namespace dtbench {
+
+namespace {
+
+// torch.optim.SGD's update: g += wd·p; v = μ·v + g; p -= lr·(nesterov ? g + μ·v : v).
+class Sgd : public Optimizer {
+ public:
+  Sgd(const OptimizerConfig& config, int64_t count)
+      : config_(config), velocity_(config.momentum != 0.0f ? count : 0, 0.0f) {}
+
+  std::string name() const override { return "sgd"; }
+  std::span<const float> state() const override { return velocity_; }
+
+  void step(std::span<float> params, std::span<const float> grads) override {
+    const float lr = config_.learning_rate, mu = config_.momentum, wd = config_.weight_decay;
+    const size_t count = params.size();
+    float* p = params.data();
+    const float* g = grads.data();
+    if (mu == 0.0f) {
+      for (size_t i = 0; i < count; ++i) p[i] -= lr * (g[i] + wd * p[i]);
+    } else {
+      float* v = velocity_.data();
+      // PyTorch starts the velocity at the first gradient, not at μ·0 + g; same thing here.
+      for (size_t i = 0; i < count; ++i) {
+        const float gi = g[i] + wd * p[i];
+        v[i] = mu * v[i] + gi;
+        p[i] -= lr * (config_.nesterov ? gi + mu * v[i] : v[i]);
+      }
+    }
+    ++steps_;
+  }
+
+ private:
+  OptimizerConfig config_;
+  std::vector<float> velocity_;
+};
+
+// Adam (Kingma & Ba 2015) with bias correction, as torch.optim.Adam computes it.
+class Adam : public Optimizer {
+ public:
+  Adam(const OptimizerConfig& config, int64_t count) : config_(config), moments_(2 * count, 0.0f) {}
+
+  std::string name() const override { return "adam"; }
+  std::span<const float> state() const override { return moments_; }
+
+  void step(std::span<float> params, std::span<const float> grads) override {
+    ++steps_;
+    const size_t count = params.size();
+    const float b1 = config_.beta1, b2 = config_.beta2, wd = config_.weight_decay;
+    const float correction1 = 1.0f - static_cast<float>(std::pow(b1, steps_));
+    const float correction2 = 1.0f - static_cast<float>(std::pow(b2, steps_));
+    const float step_size = config_.learning_rate / correction1;
+    const float inv_sqrt_correction2 = 1.0f / std::sqrt(correction2);
+    float* p = params.data();
+    const float* g = grads.data();
+    float* m = moments_.data();
+    float* v = moments_.data() + count;
+    for (size_t i = 0; i < count; ++i) {
+      const float gi = g[i] + wd * p[i];
+      m[i] = b1 * m[i] + (1.0f - b1) * gi;
+      v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
+      p[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_correction2 + config_.epsilon);
+    }
+  }
+
+ private:
+  OptimizerConfig config_;
+  std::vector<float> moments_;  // first moments, then second moments
+};
+
+}  // namespace
+
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, int64_t count) {
+  if (!(config.learning_rate > 0.0f)) fail_input("optimizer.lr must be > 0, got {}", config.learning_rate);
+  if (config.momentum < 0.0f || config.momentum >= 1.0f) {
+    fail_input("optimizer.momentum must be in [0, 1), got {}", config.momentum);
+  }
+  if (config.weight_decay < 0.0f) fail_input("optimizer.weight_decay must be >= 0, got {}", config.weight_decay);
+  if (config.name == "sgd") return std::make_unique<Sgd>(config, count);
+  if (config.name == "adam") return std::make_unique<Adam>(config, count);
+  fail_input("optimizer.name '{}' is not known; choose sgd or adam", config.name);
+}
+
+}  // namespace dtbench

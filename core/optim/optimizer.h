@@ -1,0 +1,39 @@
+#pragma once
+// Optimizers over flat float ranges: a whole arena on a worker, or one key range on a parameter
+// server. State (momentum, moments) is kept per element, laid out like the parameters.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace dtbench {
+
+struct OptimizerConfig {
+  std::string name = "sgd";  // sgd | adam
+  float learning_rate = 0.01f;
+  float momentum = 0.0f;      // sgd
+  float weight_decay = 0.0f;  // L2, added to the gradient (as torch.optim.SGD / Adam do)
+  bool nesterov = false;      // sgd
+  float beta1 = 0.9f;         // adam
+  float beta2 = 0.999f;       // adam
+  float epsilon = 1e-8f;      // adam
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  // params -= f(grads); both spans have the size given at construction.
+  virtual void step(std::span<float> params, std::span<const float> grads) = 0;
+  virtual std::string name() const = 0;
+  // The per-element state (for checkpoints and tests), concatenated.
+  virtual std::span<const float> state() const = 0;
+  int64_t steps_taken() const { return steps_; }
+
+ protected:
+  int64_t steps_ = 0;
+};
+
+// An InputError names the unknown optimizer or bad hyper-parameter.
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, int64_t count);
+
+}  // namespace dtbench

@@ -1,0 +1,45 @@
+#pragma once
+// Per-step phase times, kept per epoch and summarised as sum, mean, median and p95. Recording a
+// step is a push_back of a few doubles: the clock reads that feed it happen in the training loop
+// (kClockReadsPerStep per step), and their cost is measured (clock_cost_seconds) so reports can state the
+// profiler's overhead instead of assuming it.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "core/profile/phases.h"
+
+namespace dtbench {
+
+struct PhaseStats {
+  double sum = 0.0, mean = 0.0, median = 0.0, p95 = 0.0, min = 0.0, max = 0.0;  // seconds
+};
+
+struct EpochPhases {
+  int64_t epoch = 0;
+  int64_t steps = 0;
+  std::array<PhaseStats, kPhaseCount> phase{};
+  PhaseStats step;  // whole steps
+  const PhaseStats& operator[](Phase p) const { return phase[static_cast<size_t>(p)]; }
+};
+
+PhaseStats summarize(std::vector<double> samples);
+
+class Profiler {
+ public:
+  void begin_epoch(int64_t epoch);
+  void record(const StepTimes& step) { steps_.push_back(step); }
+  EpochPhases end_epoch() const;
+  int64_t steps_in_epoch() const { return static_cast<int64_t>(steps_.size()); }
+
+  // Seconds one steady_clock read costs on this machine (median of repeated timings).
+  static double clock_cost_seconds();
+  // Clock reads the training loop makes per step.
+  static constexpr int kClockReadsPerStep = 9;  // 5 in the loop, 4 in Transport::finish_step
+
+ private:
+  int64_t epoch_ = 0;
+  std::vector<StepTimes> steps_;
+};
+
+}  // namespace dtbench

@@ -1,0 +1,42 @@
+#pragma once
+// What the training loop asks of gradient synchronisation, without knowing who does it. The
+// transports in comm/ (and allreduce/, paramserver/) implement this; the loop only says "finish
+// this step", so it never branches on the transport.
+#include <cstdint>
+#include <string>
+
+#include "core/models/model.h"
+
+namespace dtbench {
+
+// How long the end of one step took, split the way reports show it. Seconds.
+struct SyncTimes {
+  double comm = 0.0;      // exposed communication: what the step waited for after backward
+  double update = 0.0;    // applying the new weights (optimizer, or copying pulled weights)
+  double wait = 0.0;      // part of comm spent waiting for the slowest peer
+  double transfer = 0.0;  // part of comm spent moving and reducing bytes
+  double push = 0.0;      // parameter servers: sending gradients
+  double pull = 0.0;      // parameter servers: receiving weights
+  int64_t bytes_sent = 0;
+  int64_t bytes_received = 0;
+};
+
+class GradientSync {
+ public:
+  virtual ~GradientSync() = default;
+  virtual std::string name() const = 0;
+  // Before step 0: make every worker start from the same weights (broadcast or pull).
+  virtual void start(Model& model) = 0;
+  // Optional, during backward: the gradients in `range` of the arena are final.
+  virtual void bucket_ready(Model& model, ArenaRange range) {
+    (void)model;
+    (void)range;
+  }
+  // After backward: the arena's gradients are this worker's; on return the arena's values hold
+  // the next version of the weights.
+  virtual SyncTimes finish_step(Model& model, int64_t step) = 0;
+  // After the last step: flush, say goodbye to peers.
+  virtual void stop() = 0;
+};
+
+}  // namespace dtbench

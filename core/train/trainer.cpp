@@ -1,0 +1,139 @@
+#include "core/train/trainer.h"
+
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "core/layers/loss.h"
+
+namespace dtbench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point start, Clock::time_point end) {
+  return std::chrono::duration<double>(end - start).count();
+}
+
+void add_comm(SyncTimes& total, const SyncTimes& step) {
+  total.comm += step.comm;
+  total.update += step.update;
+  total.wait += step.wait;
+  total.transfer += step.transfer;
+  total.push += step.push;
+  total.pull += step.pull;
+  total.bytes_sent += step.bytes_sent;
+  total.bytes_received += step.bytes_received;
+}
+
+}  // namespace
+
+Trainer::Trainer(Model& model, Loader& train, Loader* test, GradientSync& sync, TrainerOptions options)
+    : model_(model), train_(train), test_(test), sync_(sync), options_(options) {}
+
+std::vector<EpochResult> Trainer::run(const EpochObserver& observer) {
+  std::vector<EpochResult> results;
+  const auto start = Clock::now();
+  int64_t global_step = 0;
+  for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
+    if (options_.max_steps > 0 && global_step >= options_.max_steps) break;
+    EpochResult result = train_epoch(epoch, global_step);
+    if (test_ != nullptr) result.test = evaluate(*test_);
+    result.wall_seconds = seconds_between(start, Clock::now());
+    if (observer) observer(result);
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
+  EpochResult result;
+  result.epoch = epoch;
+  profiler_.begin_epoch(epoch);
+  train_.start_epoch(epoch);
+  const int64_t steps_in_epoch = train_.batches_per_epoch();
+  double loss_sum = 0.0;
+  int64_t correct = 0;
+  auto last_progress = Clock::now();
+
+  for (int64_t step = 0;; ++step) {
+    if (options_.max_steps > 0 && global_step >= options_.max_steps) break;
+    const auto load_start = Clock::now();
+    const Batch* batch = train_.next();
+    if (batch == nullptr) break;
+    const auto forward_start = Clock::now();
+    const Tensor& logits = model_.forward(batch->images, Mode::Train);
+    const LossResult loss = softmax_cross_entropy(logits, batch->labels, &grad_logits_);
+    const auto backward_start = Clock::now();
+    model_.backward(grad_logits_);
+    const auto sync_start = Clock::now();
+    const SyncTimes sync = sync_.finish_step(model_, global_step);
+    const auto step_end = Clock::now();
+
+    StepTimes times;
+    times[Phase::Load] = seconds_between(load_start, forward_start);
+    times[Phase::Forward] = seconds_between(forward_start, backward_start);
+    times[Phase::Backward] = seconds_between(backward_start, sync_start);
+    times[Phase::Comm] = sync.comm;
+    times[Phase::Update] = sync.update;
+    times.total = seconds_between(load_start, step_end);
+    times[Phase::Other] = times.total - times[Phase::Load] - times[Phase::Forward] -
+                          times[Phase::Backward] - sync.comm - sync.update;
+    profiler_.record(times);
+    add_comm(result.sync_total, sync);
+
+    const auto batch_size = static_cast<int64_t>(batch->labels.size());
+    loss_sum += loss.loss * static_cast<double>(batch_size);
+    correct += loss.correct;
+    result.images += batch_size;
+    result.train_seconds += times.total;
+    ++global_step;
+
+    if (options_.show_progress &&
+        seconds_between(last_progress, step_end) >= options_.progress_interval_seconds) {
+      last_progress = step_end;
+      const double rate = static_cast<double>(result.images) / result.train_seconds;
+      const double eta = static_cast<double>(steps_in_epoch - step - 1) * result.train_seconds /
+                         static_cast<double>(step + 1);
+      show_progress(epoch, step + 1, steps_in_epoch,
+                    {loss_sum / static_cast<double>(result.images),
+                     static_cast<double>(correct) / static_cast<double>(result.images), result.images},
+                    rate, eta);
+    }
+  }
+  result.phases = profiler_.end_epoch();
+  if (result.images > 0) {
+    result.train = {loss_sum / static_cast<double>(result.images),
+                    static_cast<double>(correct) / static_cast<double>(result.images), result.images};
+    result.images_per_second = static_cast<double>(result.images) / result.train_seconds;
+  }
+  return result;
+}
+
+Evaluation Trainer::evaluate(Loader& loader) {
+  loader.start_epoch(0);
+  double loss_sum = 0.0;
+  int64_t correct = 0, samples = 0;
+  while (const Batch* batch = loader.next()) {
+    const LossResult loss =
+        softmax_cross_entropy(model_.forward(batch->images, Mode::Eval), batch->labels, nullptr);
+    const auto batch_size = static_cast<int64_t>(batch->labels.size());
+    loss_sum += loss.loss * static_cast<double>(batch_size);
+    correct += loss.correct;
+    samples += batch_size;
+  }
+  if (samples == 0) return {};
+  return {loss_sum / static_cast<double>(samples),
+          static_cast<double>(correct) / static_cast<double>(samples), samples};
+}
+
+void Trainer::show_progress(int64_t epoch, int64_t step_in_epoch, int64_t steps_in_epoch,
+                            const Evaluation& running, double images_per_second,
+                            double eta_seconds) {
+  spdlog::info("epoch {}/{} step {}/{}  loss {:.4f}  acc {:.2f}%  {:.0f} img/s  ETA {:.0f}s", epoch,
+               options_.epochs, step_in_epoch, steps_in_epoch, running.loss,
+               100.0 * running.accuracy, images_per_second, eta_seconds);
+}
+
+}  // namespace dtbench

@@ -1,0 +1,65 @@
+#pragma once
+// The training loop: load, forward (with the loss), backward, then "finish this step" on whatever
+// synchronises gradients. Every step's phases go to the profiler; after each epoch the model is
+// evaluated on the test set and the epoch's result handed to an observer (which writes reports, so
+// a run that fails later still leaves what it completed).
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/data/loader.h"
+#include "core/models/model.h"
+#include "core/profile/profiler.h"
+#include "core/train/gradient_sync.h"
+
+namespace dtbench {
+
+struct TrainerOptions {
+  int64_t epochs = 1;
+  int64_t max_steps = 0;              // stop after this many steps in total; 0: whole epochs
+  double progress_interval_seconds = 2.0;
+  bool show_progress = true;          // one worker (rank 0) shows progress
+};
+
+struct Evaluation {
+  double loss = 0.0;
+  double accuracy = 0.0;
+  int64_t samples = 0;
+};
+
+struct EpochResult {
+  int64_t epoch = 0;  // from 1
+  EpochPhases phases;
+  SyncTimes sync_total;            // comm split summed over the epoch's steps
+  Evaluation train;                // running loss and accuracy over the epoch's batches
+  Evaluation test;
+  int64_t images = 0;              // trained on by this worker
+  double train_seconds = 0.0;      // sum of step times
+  double images_per_second = 0.0;  // images / train_seconds
+  double wall_seconds = 0.0;       // since training started, at the end of this epoch's evaluation
+};
+
+using EpochObserver = std::function<void(const EpochResult&)>;
+
+class Trainer {
+ public:
+  Trainer(Model& model, Loader& train, Loader* test, GradientSync& sync, TrainerOptions options);
+  // Runs the epochs; calls `observer` after each one. Returns all epochs' results.
+  std::vector<EpochResult> run(const EpochObserver& observer);
+  Evaluation evaluate(Loader& loader);
+
+ private:
+  EpochResult train_epoch(int64_t epoch, int64_t& global_step);
+  void show_progress(int64_t epoch, int64_t step_in_epoch, int64_t steps_in_epoch,
+                     const Evaluation& running, double images_per_second, double eta_seconds);
+
+  Model& model_;
+  Loader& train_;
+  Loader* test_;
+  GradientSync& sync_;
+  TrainerOptions options_;
+  Profiler profiler_;
+  Tensor grad_logits_;
+};
+
+}  // namespace dtbench

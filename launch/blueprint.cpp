@@ -1,0 +1,213 @@
+#include "launch/blueprint.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/util/error.h"
+#include "launch/default_blueprint.h"
+
+namespace dtbench {
+
+namespace {
+
+// Reads one mapping, remembering which keys were read so the rest can be reported as unknown.
+class Section {
+ public:
+  Section(const YAML::Node& node, std::string source, std::string prefix)
+      : node_(node), source_(std::move(source)), prefix_(std::move(prefix)) {
+    if (node_ && !node_.IsMap()) fail("", "a mapping of keys", node_);
+  }
+
+  template <typename T>
+  void read(const std::string& key, T& out) {
+    known_.push_back(key);
+    const YAML::Node value = node_ ? node_[key] : YAML::Node();
+    if (!value || value.IsNull()) return;  // keep the default
+    if (!value.IsScalar()) fail(key, type_name<T>(), value);
+    try {
+      out = value.as<T>();
+    } catch (const YAML::Exception&) {
+      fail(key, type_name<T>(), value);
+    }
+  }
+
+  YAML::Node child(const std::string& key) {
+    known_.push_back(key);
+    return node_ ? node_[key] : YAML::Node();
+  }
+
+  std::string path(const std::string& key) const { return prefix_.empty() ? key : prefix_ + "." + key; }
+
+  // Every key present must have been read.
+  void reject_unknown() const {
+    if (!node_) return;
+    for (const auto& entry : node_) {
+      const auto key = entry.first.as<std::string>();
+      if (std::find(known_.begin(), known_.end(), key) == known_.end()) {
+        fail_input("{}: unknown key '{}'; valid keys here: {}", source_, path(key), fmt::join(known_, ", "));
+      }
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& expected, const YAML::Node& got) const {
+    std::ostringstream text;
+    text << got;
+    fail_input("{}: key '{}': expected {}, got '{}'", source_, path(key), expected, text.str());
+  }
+
+  const std::string& source() const { return source_; }
+
+ private:
+  template <typename T>
+  static std::string type_name() {
+    if constexpr (std::is_same_v<T, bool>) return "true or false";
+    else if constexpr (std::is_integral_v<T>) return "an integer";
+    else if constexpr (std::is_floating_point_v<T>) return "a number";
+    else return "a string";
+  }
+
+  YAML::Node node_;
+  std::string source_;
+  std::string prefix_;
+  std::vector<std::string> known_;
+};
+
+void require(bool ok, const std::string& source, const std::string& key, const std::string& expected,
+             const std::string& got) {
+  if (!ok) fail_input("{}: key '{}': expected {}, got {}", source, key, expected, got);
+}
+
+void require_one_of(const std::string& source, const std::string& key, const std::string& value,
+                    const std::vector<std::string>& choices) {
+  if (std::find(choices.begin(), choices.end(), value) == choices.end()) {
+    fail_input("{}: key '{}': '{}' is not one of {}", source, key, value, fmt::join(choices, ", "));
+  }
+}
+
+// "a.b.c=value": sets node[a][b][c] to the YAML scalar `value` (typed as YAML would type it).
+void apply_override(YAML::Node& root, const std::string& assignment) {
+  const auto equals = assignment.find('=');
+  if (equals == std::string::npos || equals == 0) {
+    fail_input("--set '{}': expected key=value, e.g. --set optimizer.lr=0.1", assignment);
+  }
+  const std::string key = assignment.substr(0, equals);
+  const std::string value = assignment.substr(equals + 1);
+  std::vector<std::string> parts;
+  std::stringstream stream(key);
+  for (std::string part; std::getline(stream, part, '.');) parts.push_back(part);
+  // yaml-cpp's operator[] on a non-const node creates the key; walk with fresh handles so the
+  // assignment below rebinds nothing it should not.
+  std::vector<YAML::Node> chain{root};
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node next = chain.back()[parts[i]];
+    if (next && !next.IsMap() && !next.IsNull()) {
+      fail_input("--set '{}': '{}' is not a section", assignment, parts[i]);
+    }
+    chain.push_back(next);
+  }
+  chain.back()[parts.back()] = YAML::Load(value.empty() ? "''" : value);
+}
+
+}  // namespace
+
+std::string_view default_blueprint_text() { return kDefaultBlueprint; }
+
+Blueprint parse_blueprint(const std::string& text, const std::string& source,
+                          const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& error) {
+    fail_input("{}: not valid YAML: {}", source, error.what());
+  }
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) fail_input("{}: expected a mapping of keys at the top", source);
+  for (const auto& assignment : overrides) apply_override(root, assignment);
+
+  Blueprint bp;
+  bp.source = source;
+  Section top(root, source, "");
+  top.read("name", bp.name);
+  top.read("model", bp.model);
+  top.read("epochs", bp.epochs);
+  top.read("steps", bp.steps);
+  top.read("batch", bp.batch);
+  top.read("seed", bp.seed);
+  top.read("threads", bp.threads);
+  top.read("transport", bp.transport);
+  top.read("output", bp.output);
+
+  Section data(top.child("dataset"), source, "dataset");
+  data.read("format", bp.data.format);
+  data.read("path", bp.data.path);
+  data.read("cache", bp.data.cache);
+  data.read("augment", bp.data.augment);
+  data.read("resize", bp.data.resize);
+  data.reject_unknown();
+
+  Section optimizer(top.child("optimizer"), source, "optimizer");
+  optimizer.read("name", bp.optimizer.name);
+  optimizer.read("lr", bp.optimizer.learning_rate);
+  optimizer.read("momentum", bp.optimizer.momentum);
+  optimizer.read("weight_decay", bp.optimizer.weight_decay);
+  optimizer.read("nesterov", bp.optimizer.nesterov);
+  optimizer.read("beta1", bp.optimizer.beta1);
+  optimizer.read("beta2", bp.optimizer.beta2);
+  optimizer.read("epsilon", bp.optimizer.epsilon);
+  optimizer.reject_unknown();
+  top.reject_unknown();
+
+  require(bp.epochs >= 1, source, "epochs", "an integer >= 1", std::to_string(bp.epochs));
+  require(bp.steps >= 0, source, "steps", "an integer >= 0 (0: whole epochs)", std::to_string(bp.steps));
+  require(bp.batch >= 1, source, "batch", "an integer >= 1", std::to_string(bp.batch));
+  require(bp.threads >= 0, source, "threads", "an integer >= 0 (0: one per core)", std::to_string(bp.threads));
+  require(bp.data.resize >= 0, source, "dataset.resize", "an integer >= 0", std::to_string(bp.data.resize));
+  require(!bp.name.empty(), source, "name", "a non-empty string", "''");
+  require_one_of(source, "dataset.format", bp.data.format, {"idx", "cifar10", "cifar100"});
+  require_one_of(source, "optimizer.name", bp.optimizer.name, {"sgd", "adam"});
+  require(bp.optimizer.learning_rate > 0, source, "optimizer.lr", "a number > 0",
+          fmt::format("{}", bp.optimizer.learning_rate));
+  require(bp.optimizer.momentum >= 0 && bp.optimizer.momentum < 1, source, "optimizer.momentum",
+          "a number in [0, 1)", fmt::format("{}", bp.optimizer.momentum));
+  bp.resolved = root;
+  return bp;
+}
+
+Blueprint load_blueprint(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream file(path);
+  if (!file) fail_input("blueprint {}: cannot open it (does the file exist?)", path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return parse_blueprint(text.str(), path, overrides);
+}
+
+}  // namespace dtbench
+
+namespace dtbench {
+
+nlohmann::json blueprint_json(const YAML::Node& node) {
+  if (!node || node.IsNull()) return nullptr;
+  if (node.IsMap()) {
+    nlohmann::json object = nlohmann::json::object();
+    for (const auto& entry : node) object[entry.first.as<std::string>()] = blueprint_json(entry.second);
+    return object;
+  }
+  if (node.IsSequence()) {
+    nlohmann::json array = nlohmann::json::array();
+    for (const auto& item : node) array.push_back(blueprint_json(item));
+    return array;
+  }
+  int64_t integer = 0;
+  double number = 0.0;
+  bool flag = false;
+  if (YAML::convert<int64_t>::decode(node, integer)) return integer;
+  if (YAML::convert<double>::decode(node, number)) return number;
+  if (YAML::convert<bool>::decode(node, flag)) return flag;
+  return node.as<std::string>();
+}
+
+}  // namespace dtbench

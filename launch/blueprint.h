@@ -1,0 +1,53 @@
+#pragma once
+// Experiment blueprints (Rysia-style YAML): what to train, on what, for how long, through which
+// transport. Every key is checked: an unknown key, a wrong type or an out-of-range value is an
+// InputError naming the file, the key and what is accepted.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "core/optim/optimizer.h"
+
+namespace dtbench {
+
+struct DataBlueprint {
+  std::string format = "idx";  // idx | cifar10 | cifar100
+  std::string path = "/usr/share/datasets/fashion-mnist";
+  bool cache = true;     // decode the whole set into memory once
+  bool augment = false;  // random crop with padding + horizontal flip (CIFAR)
+  int64_t resize = 0;    // > 0: resize samples to resize × resize (AlexNet takes 64)
+};
+
+struct Blueprint {
+  std::string name = "run";
+  std::string model = "lenet5";
+  DataBlueprint data;
+  int64_t epochs = 1;
+  int64_t steps = 0;  // total step limit; 0: whole epochs
+  int64_t batch = 64;  // per worker
+  OptimizerConfig optimizer;
+  uint64_t seed = 1;
+  int threads = 0;  // BLAS threads; 0: one per core
+  std::string transport = "none";
+  std::string output = "runs";
+
+  std::string source;  // where it came from, for messages
+  YAML::Node resolved;  // the blueprint as resolved (overrides applied), for the run directory
+};
+
+// The blueprint compiled into dtbench: LeNet-5 on the real Fashion-MNIST, one epoch.
+std::string_view default_blueprint_text();
+
+// Parses YAML text (`source` names it in errors), applies `key=value` overrides with dotted keys
+// ("optimizer.lr=0.1", "dataset.path=/data"), and validates everything.
+Blueprint parse_blueprint(const std::string& text, const std::string& source,
+                          const std::vector<std::string>& overrides);
+Blueprint load_blueprint(const std::string& path, const std::vector<std::string>& overrides);
+
+// The resolved blueprint as JSON for report.json: scalars typed as YAML would read them.
+nlohmann::json blueprint_json(const YAML::Node& node);
+
+}  // namespace dtbench

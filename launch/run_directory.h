@@ -1,0 +1,27 @@
+#pragma once
+// A run directory: runs/<name>-<transport>-<yyyymmdd-hhmmss>/ holding the resolved blueprint and
+// the reports. Every file is written to a temporary name and renamed, so a crash never leaves half
+// a file.
+#include <filesystem>
+#include <string>
+
+namespace dtbench {
+
+class RunDirectory {
+ public:
+  // Creates a fresh directory under `output` (adding -2, -3 … if the name is taken).
+  static RunDirectory create(const std::filesystem::path& output, const std::string& name,
+                             const std::string& transport);
+  const std::filesystem::path& path() const { return path_; }
+  std::string id() const { return path_.filename().string(); }
+  void write(const std::string& file_name, const std::string& content) const;
+
+ private:
+  explicit RunDirectory(std::filesystem::path path) : path_(std::move(path)) {}
+  std::filesystem::path path_;
+};
+
+// Writes `content` to `path` through a temporary file in the same directory and a rename.
+void write_file_atomically(const std::filesystem::path& path, const std::string& content);
+
+}  // namespace dtbench

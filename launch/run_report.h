@@ -1,0 +1,39 @@
+#pragma once
+// report.json — the run's summary: blueprint, provenance, data, model, per-epoch phase statistics,
+// accuracy and loss, speed and memory — and the per-phase breakdown table printed at the end.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/train/trainer.h"
+#include "launch/provenance.h"
+
+namespace dtbench {
+
+struct RunSummary {
+  std::string run_id;
+  std::string status = "running";  // running | complete | failed
+  std::string error;               // when failed
+  nlohmann::json blueprint;
+  Provenance provenance;
+  nlohmann::json data;   // format, path, samples, synthetic
+  nlohmann::json model;  // name, parameters, macs_per_sample, input
+  std::string transport;
+  int rank = 0;
+  int world = 1;
+  double clock_read_seconds = 0.0;  // cost of one clock read, for the profiler-overhead estimate
+  std::vector<EpochResult> epochs;
+  double wall_seconds = 0.0;
+};
+
+nlohmann::json phases_json(const EpochPhases& phases);
+nlohmann::json report_json(const RunSummary& summary);
+
+// The per-phase breakdown as a fixed-width table: one row per phase (mean, median, p95 in ms and
+// share of the step) for the first epoch (warm-up) and for the rest together.
+std::string breakdown_table(const std::vector<EpochResult>& epochs);
+// One line per epoch: loss, accuracy, images/s.
+std::string epochs_table(const std::vector<EpochResult>& epochs);
+
+}  // namespace dtbench

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dtbench builds, tests and trains with. Idempotent: when everything
+# is already there it asks apt nothing and prints nothing.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config git
+  libopenblas-dev zlib1g-dev
+  libopenmpi-dev openmpi-bin
+  libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
+  libspdlog-dev libfmt-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev
+  libgtest-dev
+  dataset-fashion-mnist  # the real Fashion-MNIST, IDX files under /usr/share/datasets/fashion-mnist
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+echo "installing: ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,503 @@
+// Batch norm, activations, dropout, flatten and the softmax cross-entropy: gradients against
+// central finite differences, values against independent double-precision computations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/layers/activation.h"
+#include "core/layers/batchnorm.h"
+#include "core/layers/loss.h"
+#include "core/util/error.h"
+#include "unit/gradcheck.h"
+
+namespace dtbench {
+namespace {
+
+using testing::bind_params;
+using testing::expect_gradients_match;
+using testing::GradcheckOptions;
+using testing::random_tensor;
+
+Shape sample_of(const Shape& batch_shape) {
+  return Shape(batch_shape.begin() + 1, batch_shape.end());
+}
+
+// ---- Batch norm -----------------------------------------------------------------------------
+
+// Per-channel batch mean and biased variance of x (B, C, H, W), two-pass in double.
+struct ChannelStats {
+  std::vector<double> mean, var;
+};
+ChannelStats reference_stats(const Tensor& x) {
+  const int64_t B = x.dim(0), C = x.dim(1), P = x.dim(2) * x.dim(3);
+  ChannelStats stats{std::vector<double>(C, 0.0), std::vector<double>(C, 0.0)};
+  for (int64_t c = 0; c < C; ++c) {
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t i = 0; i < P; ++i) stats.mean[c] += x.data()[(b * C + c) * P + i];
+    stats.mean[c] /= double(B * P);
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t i = 0; i < P; ++i) {
+        const double d = x.data()[(b * C + c) * P + i] - stats.mean[c];
+        stats.var[c] += d * d;
+      }
+    }
+    stats.var[c] /= double(B * P);
+  }
+  return stats;
+}
+
+// gamma · (x − mean) / sqrt(var + eps) + beta, in double, compared with `y`.
+void expect_normalized(const Tensor& y, const Tensor& x, const std::vector<double>& mean,
+                       const std::vector<double>& var, const float* gamma, const float* beta,
+                       double eps, double tolerance) {
+  const int64_t B = x.dim(0), C = x.dim(1), P = x.dim(2) * x.dim(3);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t c = 0; c < C; ++c) {
+      for (int64_t i = 0; i < P; ++i) {
+        const int64_t at = (b * C + c) * P + i;
+        const double expected =
+            gamma[c] * (x.data()[at] - mean[c]) / std::sqrt(var[c] + eps) + beta[c];
+        ASSERT_NEAR(y.data()[at], expected, tolerance) << "at " << at;
+      }
+    }
+  }
+}
+
+class BatchNormGradients : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(BatchNormGradients, TrainMatchFiniteDifferences) {
+  const Shape shape = GetParam();
+  BatchNorm2d bn(shape[1]);
+  bn.configure(sample_of(shape));
+  ParamArena arena = bind_params(bn, 11);
+  expect_gradients_match(bn, random_tensor(shape, 12, 2.0f));
+}
+
+TEST_P(BatchNormGradients, EvalMatchFiniteDifferences) {
+  const Shape shape = GetParam();
+  BatchNorm2d bn(shape[1]);
+  bn.configure(sample_of(shape));
+  ParamArena arena = bind_params(bn, 13);
+  bn.forward(random_tensor(shape, 14, 3.0f), Mode::Train);  // non-trivial running statistics
+  GradcheckOptions options;
+  options.mode = Mode::Eval;
+  expect_gradients_match(bn, random_tensor(shape, 15), options);
+}
+
+TEST_P(BatchNormGradients, ParamGradientsWithoutInputGradient) {
+  const Shape shape = GetParam();
+  BatchNorm2d bn(shape[1]);
+  bn.set_needs_input_grad(false);
+  bn.configure(sample_of(shape));
+  ParamArena arena = bind_params(bn, 16);
+  expect_gradients_match(bn, random_tensor(shape, 17));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, BatchNormGradients,
+                         ::testing::Values(Shape{3, 5, 4, 3}, Shape{2, 7, 1, 1}, Shape{1, 3, 5, 7},
+                                           Shape{4, 2, 9, 9}));
+
+TEST(BatchNorm, TrainNormalizesWithBatchStatistics) {
+  const Shape shape{5, 3, 6, 7};  // planes of 42: lanes and a remainder
+  BatchNorm2d bn(3);
+  bn.configure(sample_of(shape));
+  ParamArena arena = bind_params(bn, 21);
+  const Tensor x = random_tensor(shape, 22, 3.0f);
+  const Tensor& y = bn.forward(x, Mode::Train);
+  const ChannelStats stats = reference_stats(x);
+  std::vector<Param*> params;
+  bn.collect_params(params);
+  expect_normalized(y, x, stats.mean, stats.var, params[0]->value, params[1]->value, 1e-5, 1e-4);
+}
+
+// Wide enough for several channel blocks and planes long enough for the vector lanes to be
+// folded into double several times, with a ragged tail (P = 1599): forward and backward against
+// the textbook formulas in double.
+TEST(BatchNorm, LargeShapeMatchesDoubleReference) {
+  const Shape shape{3, 300, 39, 41};
+  const int64_t B = shape[0], C = shape[1], P = shape[2] * shape[3];
+  BatchNorm2d bn(C);
+  bn.configure(sample_of(shape));
+  ParamArena arena = bind_params(bn, 25);
+  Tensor x = random_tensor(shape, 26, 2.0f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] += float((i / P) % C) * 0.01f;
+  const Tensor& y = bn.forward(x, Mode::Train);
+  const ChannelStats stats = reference_stats(x);
+  std::vector<Param*> params;
+  bn.collect_params(params);
+  const float* gamma = params[0]->value;
+  expect_normalized(y, x, stats.mean, stats.var, gamma, params[1]->value, 1e-5, 1e-4);
+
+  const Tensor dy = random_tensor(shape, 27);
+  Tensor grad(shape);
+  std::copy_n(dy.data(), dy.numel(), grad.data());
+  const Tensor& dx = bn.backward(grad);
+  const double N = double(B * P);
+  for (int64_t c = 0; c < C; ++c) {
+    const double inv_std = 1.0 / std::sqrt(stats.var[c] + 1e-5);
+    double sum_dy = 0.0, sum_dy_xhat = 0.0;
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t i = 0; i < P; ++i) {
+        const int64_t at = (b * C + c) * P + i;
+        sum_dy += dy.data()[at];
+        sum_dy_xhat += dy.data()[at] * (x.data()[at] - stats.mean[c]) * inv_std;
+      }
+    }
+    ASSERT_NEAR(params[1]->grad[c], sum_dy, 1e-5 * N) << c;
+    ASSERT_NEAR(params[0]->grad[c], sum_dy_xhat, 1e-5 * N) << c;
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t i = 0; i < P; i += 37) {
+        const int64_t at = (b * C + c) * P + i;
+        const double xhat = (x.data()[at] - stats.mean[c]) * inv_std;
+        const double expected =
+            gamma[c] * inv_std / N * (N * dy.data()[at] - sum_dy - xhat * sum_dy_xhat);
+        ASSERT_NEAR(dx.data()[at], expected, 1e-4 * std::max(1.0, std::abs(expected)))
+            << c << " " << at;
+      }
+    }
+  }
+}
+
+TEST(BatchNorm, LargeMeanDoesNotCancel) {
+  const Shape shape{8, 2, 16, 16};
+  Tensor x = random_tensor(shape, 23);
+  for (float& v : x.span()) v += 1000.0f;  // |mean| ≫ std: Σx² / N − mean² would lose it all
+  BatchNorm2d bn(2);
+  bn.configure(sample_of(shape));
+  ParamArena arena = bind_params(bn, 24);
+  const Tensor& y = bn.forward(x, Mode::Train);
+  const ChannelStats stats = reference_stats(x);
+  std::vector<Param*> params;
+  bn.collect_params(params);
+  expect_normalized(y, x, stats.mean, stats.var, params[0]->value, params[1]->value, 1e-5, 2e-3);
+}
+
+TEST(BatchNorm, RunningStatisticsFollowPyTorch) {
+  const Shape shape{4, 3, 5, 2};
+  const float momentum = 0.25f;
+  BatchNorm2d bn(3, momentum);
+  bn.configure(sample_of(shape));
+  ParamArena arena = bind_params(bn, 31);
+  std::vector<Tensor*> buffers;
+  bn.collect_buffers(buffers);
+  ASSERT_EQ(buffers.size(), 2u);
+  EXPECT_EQ(buffers[0], &bn.running_mean());
+  EXPECT_EQ(buffers[1], &bn.running_var());
+  for (int64_t c = 0; c < 3; ++c) {
+    EXPECT_EQ(bn.running_mean().data()[c], 0.0f);
+    EXPECT_EQ(bn.running_var().data()[c], 1.0f);
+  }
+
+  Tensor x = random_tensor(shape, 32, 2.0f);
+  // Channel c of every sample gets + 0.5·c, so the means differ (plane of 10, 3 channels).
+  for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] += 0.5f * float((i / 10) % 3);
+  bn.forward(x, Mode::Train);
+  const ChannelStats stats = reference_stats(x);
+  const double count = 4 * 5 * 2;
+  for (int64_t c = 0; c < 3; ++c) {
+    const double unbiased = stats.var[c] * count / (count - 1);
+    EXPECT_NEAR(bn.running_mean().data()[c], momentum * stats.mean[c], 1e-6) << c;
+    EXPECT_NEAR(bn.running_var().data()[c], (1 - momentum) * 1.0 + momentum * unbiased, 1e-5) << c;
+  }
+}
+
+TEST(BatchNorm, EvalUsesRunningStatistics) {
+  const Shape shape{3, 4, 3, 3};
+  BatchNorm2d bn(4, 0.5f);
+  bn.configure(sample_of(shape));
+  ParamArena arena = bind_params(bn, 41);
+  for (uint64_t step = 0; step < 3; ++step)
+    bn.forward(random_tensor(shape, 42 + step, 3.0f), Mode::Train);
+  std::vector<double> mean(4), var(4);
+  for (int64_t c = 0; c < 4; ++c) {
+    mean[c] = bn.running_mean().data()[c];
+    var[c] = bn.running_var().data()[c];
+  }
+  const Tensor x = random_tensor(shape, 49);
+  const Tensor& y = bn.forward(x, Mode::Eval);
+  std::vector<Param*> params;
+  bn.collect_params(params);
+  expect_normalized(y, x, mean, var, params[0]->value, params[1]->value, 1e-5, 1e-5);
+  for (int64_t c = 0; c < 4; ++c) {  // evaluation leaves the running statistics alone
+    EXPECT_EQ(bn.running_mean().data()[c], float(mean[c]));
+    EXPECT_EQ(bn.running_var().data()[c], float(var[c]));
+  }
+}
+
+TEST(BatchNorm, BackwardWritesOverGradOutputAndOverwritesParamGrads) {
+  const Shape shape{2, 3, 4, 4};
+  BatchNorm2d bn(3);
+  bn.configure(sample_of(shape));
+  ParamArena arena = bind_params(bn, 51);
+  const Tensor x = random_tensor(shape, 52);
+  bn.forward(x, Mode::Train);
+  Tensor grad = random_tensor(shape, 53);
+  Tensor& dx = bn.backward(grad);
+  EXPECT_EQ(dx.data(), grad.data());
+  const std::vector<float> first(arena.grads().begin(), arena.grads().end());
+  Tensor grad_again = random_tensor(shape, 53);
+  bn.backward(grad_again);  // writes, not accumulates
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(arena.grads()[i], first[i]) << i;
+  // The input gradient of batch-statistics normalisation sums to zero over each channel.
+  for (int64_t c = 0; c < 3; ++c) {
+    double sum = 0.0;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t i = 0; i < 16; ++i) sum += dx.data()[(b * 3 + c) * 16 + i];
+    EXPECT_NEAR(sum, 0.0, 1e-4) << c;
+  }
+}
+
+TEST(BatchNorm, RejectsWrongShapes) {
+  BatchNorm2d bn(16);
+  try {
+    bn.configure({8, 4, 4});
+    FAIL() << "no InputError";
+  } catch (const InputError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("(8, 4, 4)"), std::string::npos) << message;
+    EXPECT_NE(message.find("(16, H, W)"), std::string::npos) << message;
+  }
+  EXPECT_THROW(bn.configure({16, 4}), InputError);
+  EXPECT_THROW(bn.configure({16, 4, 4, 1}), InputError);
+
+  BatchNorm2d single(2);
+  single.configure({2, 1, 1});
+  ParamArena arena = bind_params(single, 61);
+  EXPECT_THROW(single.forward(Tensor({1, 2, 1, 1}), Mode::Train), InputError);  // zero variance
+  EXPECT_NO_THROW(single.forward(Tensor({1, 2, 1, 1}), Mode::Eval));
+}
+
+// ---- Activations ----------------------------------------------------------------------------
+
+// Normal values pushed at least `margin` away from zero, so a finite step never crosses the kink.
+Tensor away_from_zero(const Shape& shape, uint64_t seed, float margin) {
+  Tensor x = random_tensor(shape, seed);
+  for (float& v : x.span()) v = v < 0.0f ? v - margin : v + margin;
+  return x;
+}
+
+TEST(ReLU, MatchesFiniteDifferences) {
+  ReLU relu;
+  relu.configure({3, 5, 2});
+  expect_gradients_match(relu, away_from_zero({4, 3, 5, 2}, 71, 0.1f));
+}
+
+TEST(ReLU, InPlaceAgreesWithOutOfPlace) {
+  const Shape shape{3, 4, 5};
+  const Tensor x = random_tensor(shape, 72);
+  Tensor x_copy(shape);
+  std::copy_n(x.data(), x.numel(), x_copy.data());
+  ReLU reference;
+  ReLU in_place(true);
+  const Tensor& y_ref = reference.forward(x, Mode::Train);
+  const Tensor& y = in_place.forward(x_copy, Mode::Train);
+  EXPECT_EQ(y.data(), x_copy.data());  // a view of the input, no copy
+  EXPECT_EQ(y.shape(), shape);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    EXPECT_EQ(y.data()[i], std::max(x.data()[i], 0.0f));
+    EXPECT_EQ(y.data()[i], y_ref.data()[i]);
+  }
+  Tensor g_ref = random_tensor(shape, 73);
+  Tensor g = random_tensor(shape, 73);
+  const Tensor& dx_ref = reference.backward(g_ref);
+  Tensor& dx = in_place.backward(g);
+  EXPECT_EQ(dx.data(), g.data());  // written over grad_output
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    EXPECT_EQ(dx.data()[i], x.data()[i] > 0.0f ? g_ref.data()[i] : 0.0f) << i;
+    EXPECT_EQ(dx.data()[i], dx_ref.data()[i]) << i;
+  }
+}
+
+TEST(Tanh, MatchesFiniteDifferences) {
+  Tanh tanh_layer;
+  tanh_layer.configure({17});
+  expect_gradients_match(tanh_layer, random_tensor({5, 17}, 81, 1.5f));
+  const Tensor x = random_tensor({2, 3}, 82);
+  const Tensor& y = tanh_layer.forward(x, Mode::Train);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    EXPECT_NEAR(y.data()[i], std::tanh(double(x.data()[i])), 1e-6);
+}
+
+TEST(Flatten, IsAViewBothWays) {
+  Flatten flatten;
+  EXPECT_EQ(flatten.configure({3, 4, 5}), (Shape{60}));
+  expect_gradients_match(flatten, random_tensor({2, 3, 4, 5}, 91));
+  const Tensor x = random_tensor({2, 3, 4, 5}, 92);
+  const Tensor& y = flatten.forward(x, Mode::Train);
+  EXPECT_EQ(y.shape(), (Shape{2, 60}));
+  EXPECT_EQ(y.data(), x.data());
+  Tensor g = random_tensor({2, 60}, 93);
+  Tensor& dx = flatten.backward(g);
+  EXPECT_EQ(dx.shape(), (Shape{2, 3, 4, 5}));
+  EXPECT_EQ(dx.data(), g.data());
+}
+
+// ---- Dropout --------------------------------------------------------------------------------
+
+TEST(Dropout, MaskStatisticsAndScale) {
+  const float p = 0.3f;
+  const int64_t n = 200000;
+  Dropout dropout(p);
+  dropout.configure({n});
+  dropout.reseed(5);
+  Tensor x({1, n});
+  x.fill(2.0f);
+  const Tensor& y = dropout.forward(x, Mode::Train);
+  int64_t dropped = 0;
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (y.data()[i] == 0.0f) {
+      ++dropped;
+    } else {
+      ASSERT_FLOAT_EQ(y.data()[i], 2.0f / (1.0f - p)) << i;
+    }
+    sum += y.data()[i];
+  }
+  // Binomial(n, p): standard deviation of the fraction is sqrt(p(1−p)/n) ≈ 0.001.
+  EXPECT_NEAR(double(dropped) / n, p, 0.006);
+  EXPECT_NEAR(sum / n, 2.0, 0.02);  // inverted dropout keeps the expectation
+}
+
+TEST(Dropout, BackwardAppliesTheForwardMask) {
+  Dropout dropout(0.5f);
+  dropout.configure({1000});
+  dropout.reseed(6);
+  const Tensor x = away_from_zero({2, 1000}, 101, 0.1f);
+  const Tensor& y = dropout.forward(x, Mode::Train);
+  Tensor g = random_tensor({2, 1000}, 102);
+  const Tensor g_copy = random_tensor({2, 1000}, 102);
+  const Tensor& dx = dropout.backward(g);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const float mask = y.data()[i] / x.data()[i];  // 0 or 2
+    EXPECT_NEAR(dx.data()[i], g_copy.data()[i] * mask, 1e-5) << i;
+  }
+}
+
+TEST(Dropout, SeedMakesMasksReproducible) {
+  const Tensor x = away_from_zero({4, 256}, 111, 0.1f);
+  auto output_of = [&](Dropout& layer) {
+    const Tensor& y = layer.forward(x, Mode::Train);
+    return std::vector<float>(y.data(), y.data() + y.numel());
+  };
+  Dropout a(0.4f), b(0.4f), c(0.4f);
+  a.reseed(42);
+  b.reseed(42);
+  c.reseed(43);
+  const std::vector<float> a1 = output_of(a), b1 = output_of(b), c1 = output_of(c);
+  EXPECT_EQ(a1, b1);
+  EXPECT_NE(a1, c1);
+  const std::vector<float> a2 = output_of(a);
+  EXPECT_NE(a1, a2);  // each pass draws a fresh mask
+  EXPECT_EQ(output_of(b), a2);
+  a.reseed(42);  // reseeding restarts the sequence
+  EXPECT_EQ(output_of(a), a1);
+}
+
+TEST(Dropout, EvalIsIdentity) {
+  Dropout dropout(0.5f);
+  dropout.reseed(7);
+  const Tensor x = random_tensor({3, 50}, 121);
+  const Tensor& y = dropout.forward(x, Mode::Eval);
+  for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(y.data()[i], x.data()[i]);
+  Tensor g = random_tensor({3, 50}, 122);
+  const Tensor g_copy = random_tensor({3, 50}, 122);
+  const Tensor& dx = dropout.backward(g);
+  for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(dx.data()[i], g_copy.data()[i]);
+  EXPECT_THROW(Dropout(1.5f), InputError);
+  EXPECT_THROW(Dropout(-0.1f), InputError);
+}
+
+// ---- Softmax cross-entropy ------------------------------------------------------------------
+
+struct ReferenceLoss {
+  double loss = 0.0;
+  std::vector<double> grad;
+};
+ReferenceLoss reference_loss(const Tensor& logits, const std::vector<int32_t>& labels) {
+  const int64_t B = logits.dim(0), K = logits.dim(1);
+  ReferenceLoss result{0.0, std::vector<double>(B * K)};
+  for (int64_t b = 0; b < B; ++b) {
+    double max = -std::numeric_limits<double>::infinity();
+    for (int64_t k = 0; k < K; ++k) max = std::max(max, double(logits.data()[b * K + k]));
+    double z = 0.0;
+    for (int64_t k = 0; k < K; ++k) z += std::exp(logits.data()[b * K + k] - max);
+    result.loss += (std::log(z) + max - logits.data()[b * K + labels[b]]) / double(B);
+    for (int64_t k = 0; k < K; ++k) {
+      const double p = std::exp(logits.data()[b * K + k] - max) / z;
+      result.grad[b * K + k] = (p - (k == labels[b] ? 1.0 : 0.0)) / double(B);
+    }
+  }
+  return result;
+}
+
+TEST(SoftmaxCrossEntropy, MatchesDoubleReference) {
+  Tensor logits = random_tensor({7, 5}, 131, 3.0f);
+  const std::vector<int32_t> labels{0, 4, 2, 2, 1, 3, 0};
+  Tensor grad;
+  const LossResult result = softmax_cross_entropy(logits, labels, &grad);
+  const ReferenceLoss reference = reference_loss(logits, labels);
+  EXPECT_NEAR(result.loss, reference.loss, 1e-6);
+  ASSERT_EQ(grad.shape(), logits.shape());
+  for (int64_t i = 0; i < grad.numel(); ++i)
+    EXPECT_NEAR(grad.data()[i], reference.grad[i], 1e-6) << i;
+
+  int64_t correct = 0;
+  for (int64_t b = 0; b < 7; ++b) {
+    const float* row = logits.data() + b * 5;
+    correct += std::max_element(row, row + 5) - row == labels[b] ? 1 : 0;
+  }
+  EXPECT_EQ(result.correct, correct);
+  EXPECT_EQ(softmax_cross_entropy(logits, labels, nullptr).loss, result.loss);
+
+  // The gradient against central finite differences of the loss itself.
+  const float step = 1e-2f;
+  for (int64_t i = 0; i < logits.numel(); ++i) {
+    const float saved = logits.data()[i];
+    logits.data()[i] = saved + step;
+    const double up = softmax_cross_entropy(logits, labels, nullptr).loss;
+    logits.data()[i] = saved - step;
+    const double down = softmax_cross_entropy(logits, labels, nullptr).loss;
+    logits.data()[i] = saved;
+    EXPECT_NEAR((up - down) / (2.0 * step), grad.data()[i], 1e-4) << i;
+  }
+}
+
+TEST(SoftmaxCrossEntropy, HugeLogitsDoNotOverflow) {
+  Tensor logits({3, 3});
+  const float rows[3][3] = {{1e4f, 0.0f, -1e4f}, {1e4f, 1e4f, -1e4f}, {-1e4f, 5e3f, 1e4f}};
+  std::copy_n(&rows[0][0], 9, logits.data());
+  const std::vector<int32_t> labels{0, 1, 1};
+  Tensor grad;
+  const LossResult result = softmax_cross_entropy(logits, labels, &grad);
+  // Row 0: ≈ 0; row 1: log 2; row 2: 5000. Mean over 3.
+  EXPECT_TRUE(std::isfinite(result.loss));
+  EXPECT_NEAR(result.loss, (0.0 + std::log(2.0) + 5e3) / 3.0, 1e-3);
+  EXPECT_EQ(result.correct, 1);  // row 1 ties and the first maximum (class 0) counts, not label 1
+  for (float g : grad.span()) EXPECT_TRUE(std::isfinite(g));
+  EXPECT_NEAR(grad.data()[0], 0.0, 1e-7);
+  EXPECT_NEAR(grad.data()[3], 0.5 / 3.0, 1e-7);
+  EXPECT_NEAR(grad.data()[4], -0.5 / 3.0, 1e-7);
+  EXPECT_NEAR(grad.data()[7], -1.0 / 3.0, 1e-7);
+  EXPECT_NEAR(grad.data()[8], 1.0 / 3.0, 1e-7);
+}
+
+TEST(SoftmaxCrossEntropy, RejectsBadLabels) {
+  const Tensor logits = random_tensor({2, 3}, 141);
+  for (int32_t bad : {3, 17, -1}) {
+    const std::vector<int32_t> labels{0, bad};
+    try {
+      softmax_cross_entropy(logits, labels, nullptr);
+      FAIL() << "no InputError for label " << bad;
+    } catch (const InputError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find("label " + std::to_string(bad)), std::string::npos) << message;
+      EXPECT_NE(message.find("K = 3"), std::string::npos) << message;
+    }
+  }
+  EXPECT_THROW(softmax_cross_entropy(logits, std::vector<int32_t>{0}, nullptr), InputError);
+}
+
+}  // namespace
+}  // namespace dtbench
