@@ -1,5 +1,6 @@
 // dtbench train: one worker trains a blueprint's model on its data set, writes the run directory
 // and prints the per-phase breakdown.
+#include <csignal>
 #include <filesystem>
 #include <thread>
 
@@ -22,6 +23,11 @@ namespace {
 
 // `dtbench data synth` leaves this file beside the data, so reports can say the data is synthetic.
 constexpr const char* kSyntheticMarker = "SYNTHETIC";
+
+// Set by SIGINT / SIGTERM: the loop stops before its next step and the report says why.
+volatile std::sig_atomic_t stop_signal = 0;
+
+void request_stop(int signal) { stop_signal = signal; }
 
 struct TrainOptions {
   std::string config;
@@ -53,18 +59,23 @@ void run_training(const TrainOptions& options) {
   blas::set_threads(bp.threads > 0 ? bp.threads : static_cast<int>(std::thread::hardware_concurrency()));
 
   const DatasetPair data = open_dataset({bp.data.format, bp.data.path, bp.data.cache});
+  // The model first: a data set it cannot take is the clearer error.
+  Shape sample_shape = data.train->sample_shape();
+  if (bp.data.resize > 0) sample_shape = {sample_shape[0], bp.data.resize, bp.data.resize};
+  auto model = models::build(bp.model, sample_shape, data.train->classes());
+  model->initialize(bp.seed);
+
   const Normalization norm = compute_normalization(*data.train);
   LoaderOptions train_options{.batch = bp.batch, .seed = bp.seed, .shuffle = true,
                               .augment = bp.data.augment, .resize = bp.data.resize};
   Loader train_loader(data.train, train_options, norm);
+  // Evaluation sees every test sample once, in order, the last batch possibly smaller.
   LoaderOptions test_options = train_options;
+  test_options.batch = std::min(bp.batch, data.test->size());
   test_options.shuffle = false;
   test_options.augment = false;
   test_options.drop_last = false;
   Loader test_loader(data.test, test_options, norm);
-
-  auto model = models::build(bp.model, train_loader.sample_shape(), data.train->classes());
-  model->initialize(bp.seed);
   auto transport = make_transport(bp.transport, {.optimizer = bp.optimizer});
 
   const RunDirectory run = RunDirectory::create(bp.output, bp.name, bp.transport);
@@ -90,7 +101,10 @@ void run_training(const TrainOptions& options) {
   write_report();
   transport->start(*model);
   Trainer trainer(*model, train_loader, &test_loader, *transport,
-                  {.epochs = bp.epochs, .max_steps = bp.steps});
+                  {.epochs = bp.epochs, .max_steps = bp.steps,
+                   .stop_requested = [] { return stop_signal != 0; }});
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
   try {
     trainer.run([&](const EpochResult& epoch) {
       summary.epochs.push_back(epoch);
@@ -102,7 +116,8 @@ void run_training(const TrainOptions& options) {
     transport->stop();
   } catch (const std::exception& error) {
     summary.status = "failed";
-    summary.error = error.what();
+    summary.error = stop_signal != 0 ? fmt::format("{} (signal {})", error.what(), static_cast<int>(stop_signal))
+                                     : error.what();
     write_report();
     throw;
   }

@@ -1,6 +1,9 @@
 #include "core/train/trainer.h"
 
 #include <chrono>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 #include <spdlog/spdlog.h>
 
@@ -59,6 +62,10 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
 
   for (int64_t step = 0;; ++step) {
     if (options_.max_steps > 0 && global_step >= options_.max_steps) break;
+    if (options_.stop_requested && options_.stop_requested()) {
+      throw std::runtime_error(
+          fmt::format("stopped on request at epoch {}, step {} of {}", epoch, step, steps_in_epoch));
+    }
     const auto load_start = Clock::now();
     const Batch* batch = train_.next();
     if (batch == nullptr) break;

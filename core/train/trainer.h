@@ -19,6 +19,8 @@ struct TrainerOptions {
   int64_t max_steps = 0;              // stop after this many steps in total; 0: whole epochs
   double progress_interval_seconds = 2.0;
   bool show_progress = true;          // one worker (rank 0) shows progress
+  // Asked before every step; true ends the run with an error (a signal arrived, say).
+  std::function<bool()> stop_requested;
 };
 
 struct Evaluation {

@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -17,6 +19,23 @@
 #include "core/data/synthetic.h"
 #include "core/data/transforms.h"
 #include "core/util/error.h"
+
+// Counts heap allocations in this test program, to check the loader's steady state makes none.
+namespace {
+std::atomic<int64_t> g_allocations{0};
+}  // namespace
+
+// GCC 12 flags free() in a replaced operator delete as mismatched with new; the pair is malloc/free.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(size_t bytes) {
+  ++g_allocations;
+  if (void* memory = std::malloc(bytes == 0 ? 1 : bytes)) return memory;
+  throw std::bad_alloc();
+}
+void operator delete(void* memory) noexcept { std::free(memory); }
+void operator delete(void* memory, size_t) noexcept { std::free(memory); }
+#pragma GCC diagnostic pop
 
 namespace dtbench {
 namespace {
@@ -398,6 +417,27 @@ TEST(Loader, ReusesTwoBuffers) {
   }
   EXPECT_EQ(batches.size(), 2u);
   EXPECT_EQ(storage.size(), 2u);
+}
+
+TEST_F(DataTest, NoHeapAllocationPerBatch) {
+  const SynthOptions options = synth("cifar10", 100, 10);
+  write_synthetic(options);
+  for (bool cache : {true, false}) {
+    const DatasetPair pair = open_dataset({"cifar10", options.path, cache});
+    Loader loader(pair.train, {.batch = 8, .augment = true, .resize = 40, .drop_last = false},
+                  compute_normalization(*pair.train));
+    loader.start_epoch(0);
+    while (loader.next() != nullptr) {
+    }
+    const int64_t before = g_allocations.load();
+    int64_t batches = 0;
+    for (int64_t epoch = 1; epoch < 4; ++epoch) {
+      loader.start_epoch(epoch);
+      while (loader.next() != nullptr) ++batches;
+    }
+    EXPECT_EQ(g_allocations.load() - before, 0) << (cache ? "cached" : "from file");
+    EXPECT_EQ(batches, 3 * 13);
+  }
 }
 
 TEST(Loader, BadOptionsAreInputErrors) {

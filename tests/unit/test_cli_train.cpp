@@ -1,0 +1,179 @@
+// The dtbench binary end to end: synthetic data in a real format, a short training run, the run
+// directory it leaves, and the errors and interruptions a user can cause.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace dtbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result run(const std::string& arguments) {
+  const std::string command = std::string(DTBENCH_BINARY) + " " + arguments + " 2>&1";
+  Result result;
+  FILE* pipe = popen(command.c_str(), "r");
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream file(path);
+  return nlohmann::json::parse(file);
+}
+
+fs::path only_run_directory(const fs::path& runs) {
+  std::vector<fs::path> found;
+  for (const auto& entry : fs::directory_iterator(runs)) found.push_back(entry.path());
+  EXPECT_EQ(found.size(), 1u);
+  return found.empty() ? fs::path() : found.front();
+}
+
+class CliTrain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("dtbench-cli-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  fs::path synth(const std::string& format, int train, int test) {
+    const fs::path dir = root_ / format;
+    const Result r = run("data synth --format " + format + " --out " + dir.string() + " --train " +
+                         std::to_string(train) + " --test " + std::to_string(test) + " --seed 3");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return dir;
+  }
+
+  fs::path root_;
+};
+
+TEST_F(CliTrain, TrainsOnSyntheticIdxAndWritesACompleteReport) {
+  const fs::path data = synth("idx", 1024, 256);
+  const fs::path runs = root_ / "runs";
+  const Result r = run("train --set model=mlp --set dataset.path=" + data.string() + " --set output=" +
+                       runs.string() + " --set epochs=2 --set batch=32 --set threads=1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Per-phase breakdown"), std::string::npos) << r.output;
+
+  const fs::path dir = only_run_directory(runs);
+  EXPECT_TRUE(fs::exists(dir / "blueprint.yaml"));
+  const auto report = read_json(dir / "report.json");
+  EXPECT_EQ(report["status"], "complete");
+  EXPECT_TRUE(report["data"]["synthetic"].get<bool>());
+  EXPECT_EQ(report["model"]["parameters"], 109386);
+  EXPECT_FALSE(report["provenance"]["blas_core"].get<std::string>().empty());
+  EXPECT_EQ(report["blueprint"]["epochs"], 2);
+  ASSERT_EQ(report["epochs"].size(), 2u);
+  for (const auto& epoch : report["epochs"]) {
+    EXPECT_EQ(epoch["steps"], 1024 / 32);
+    // The phases of every step sum to the step, so their sums do too.
+    double phase_sum = 0.0;
+    for (const char* phase : {"load", "forward", "backward", "comm", "update", "other"}) {
+      phase_sum += epoch["phases"][phase]["sum_s"].get<double>();
+    }
+    EXPECT_NEAR(phase_sum, epoch["phases"]["step"]["sum_s"].get<double>(), 1e-9);
+    EXPECT_GT(epoch["phases"]["forward"]["sum_s"].get<double>(), 0.0);
+    EXPECT_EQ(epoch["test_samples"], 256);
+  }
+  // The synthetic classes are learnable: far above the 10% of chance after two epochs.
+  EXPECT_GT(report["epochs"][1]["test_accuracy"].get<double>(), 0.5);
+  EXPECT_LT(report["summary"]["profiler_overhead_estimate"].get<double>(), 0.01);
+}
+
+TEST_F(CliTrain, TrainsLenetOnUncachedAugmentedCifar) {
+  const fs::path data = synth("cifar10", 256, 64);
+  const Result r = run("train --set model=lenet5 --set dataset.format=cifar10 --set dataset.path=" +
+                       data.string() + " --set dataset.cache=false --set dataset.augment=true --set output=" +
+                       (root_ / "runs").string() + " --set steps=5 --set batch=16 --set optimizer.name=adam" +
+                       " --set optimizer.lr=0.001");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto report = read_json(only_run_directory(root_ / "runs") / "report.json");
+  EXPECT_EQ(report["epochs"][0]["steps"], 5);
+  EXPECT_EQ(report["model"]["parameters"], 62006);
+  EXPECT_FALSE(report["data"]["cache"].get<bool>());
+}
+
+TEST_F(CliTrain, BadInputIsAClearErrorWithExitCode2) {
+  Result r = run("train --set dataset.path=" + (root_ / "absent").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find((root_ / "absent").string()), std::string::npos) << r.output;
+
+  r = run("train --set optimizer.lrate=0.1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("optimizer.lrate"), std::string::npos) << r.output;
+
+  r = run("train --config " + (root_ / "missing.yaml").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("missing.yaml"), std::string::npos) << r.output;
+
+  const fs::path data = synth("cifar10", 64, 16);
+  r = run("train --set model=mlp --set dataset.format=cifar10 --set dataset.path=" + data.string() +
+          " --set output=" + (root_ / "runs").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("mlp"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("3, 32, 32"), std::string::npos) << r.output;
+
+  r = run("train --set transport=ring");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("not built"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTrain, InterruptedRunKeepsAReportMarkedIncomplete) {
+  const fs::path data = synth("idx", 512, 64);
+  const fs::path runs = root_ / "runs";
+  const std::string binary = DTBENCH_BINARY;
+  const std::string path_arg = "dataset.path=" + data.string();
+  const std::string output_arg = "output=" + runs.string();
+  std::vector<std::string> args = {binary, "train", "--set", "model=mlp", "--set", path_arg, "--set",
+                                   output_arg, "--set", "epochs=100000", "--set", "batch=64"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, binary.c_str(), nullptr, nullptr, argv.data(), environ), 0);
+
+  // Wait until at least one epoch is on disk, then interrupt.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  fs::path report_path;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fs::exists(runs) && !fs::is_empty(runs)) {
+      report_path = only_run_directory(runs) / "report.json";
+      if (fs::exists(report_path) && !read_json(report_path)["epochs"].empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 0);
+  const auto report = read_json(report_path);
+  EXPECT_EQ(report["status"], "failed");
+  EXPECT_FALSE(report["complete"].get<bool>());
+  EXPECT_GE(report["epochs"].size(), 1u);
+  EXPECT_NE(report["error"].get<std::string>().find("signal 15"), std::string::npos) << report["error"];
+}
+
+}  // namespace
+}  // namespace dtbench
