@@ -11,7 +11,6 @@ namespace dtbench {
 namespace {
 
 constexpr int64_t kCropPad = 4;
-constexpr uint64_t kShuffleStream = 0x53485546;  // "SHUF"
 constexpr uint64_t kAugmentStream = 0x41554753;  // "AUGS"
 
 void check_options(const Dataset& data, const LoaderOptions& options, const Normalization& norm) {
@@ -34,7 +33,7 @@ Loader::Loader(std::shared_ptr<const Dataset> data, LoaderOptions options, Norma
   DTB_CHECK(data_ != nullptr, "loader without a data set");
   check_options(*data_, options_, norm_);
   norm_table_ = normalization_table(norm_);
-  shard_ = shard_indices(data_->size(), options_.rank, options_.world, options_.seed);
+  shard_ = shard_indices(data_->size(), options_.rank, options_.world, options_.seed, 0, options_.shuffle);
   std::sort(shard_.begin(), shard_.end());
   const int64_t shard_samples = shard_size();
   if (options_.batch > shard_samples) {
@@ -72,12 +71,11 @@ void Loader::start_epoch(int64_t epoch) {
   std::unique_lock lock(mutex_);
   active_ = false;  // the producer takes no new batch ...
   consumer_wake_.wait(lock, [&] { return !busy_; });  // ... and finishes the one it is filling
-  order_ = shard_;
-  if (options_.shuffle) {
-    Rng rng = Rng::derive(options_.seed ^ kShuffleStream, static_cast<uint64_t>(epoch),
-                          static_cast<uint64_t>(options_.rank));
-    shuffle_indices(order_, rng);
-  }
+  // The epoch's global order is shared by all ranks (see shard.h), so no per-rank shuffle.
+  draw_shard(data_->size(), options_.rank, options_.world, options_.seed, epoch, options_.shuffle,
+             global_order_, order_);
+  shard_.assign(order_.begin(), order_.end());
+  std::sort(shard_.begin(), shard_.end());
   augment_rng_ = Rng::derive(options_.seed ^ kAugmentStream, static_cast<uint64_t>(epoch),
                              static_cast<uint64_t>(options_.rank));
   produced_ = 0;

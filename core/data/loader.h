@@ -7,8 +7,7 @@
 //
 // Per sample: read the uint8 pixels (memory or file) -> crop/flip (augment) -> normalise with the
 // given per-channel statistics -> bilinear resize (resize > 0). Which samples a rank sees, and
-// their order each epoch, depend only on the seed (see shard.h); the order is reshuffled each epoch
-// from (seed, epoch, rank). Cached and uncached data sets give identical batches. In steady state
+// their order, depend only on (seed, epoch, rank, world) (see shard.h). Cached and uncached data sets give identical batches. In steady state
 // nothing is allocated per batch: the two batch buffers and the scratch images are reused.
 #include <condition_variable>
 #include <cstdint>
@@ -30,7 +29,7 @@ struct LoaderOptions {
   int rank = 0;
   int world = 1;
   uint64_t seed = 0;
-  bool shuffle = true;      // false: the shard in ascending sample order every epoch
+  bool shuffle = true;      // false: every world-th sample in ascending order, the same each epoch
   bool augment = false;     // random crop of the image zero-padded by 4 pixels, then flip (transforms.h)
   int64_t resize = 0;       // > 0: bilinear resize to resize x resize (e.g. 64 for AlexNet)
   bool drop_last = true;    // false: a last, smaller batch takes the rest of the shard
@@ -54,13 +53,13 @@ class Loader {
 
   int64_t batches_per_epoch() const { return batches_; }
   int64_t shard_size() const { return static_cast<int64_t>(shard_.size()); }
-  // The samples this rank sees, in ascending order of position in the data set.
+  // The samples this rank sees this epoch, in ascending order of position in the data set.
   const std::vector<int64_t>& shard() const { return shard_; }
   // (C, H, W) after resizing.
   Shape sample_shape() const { return output_shape_; }
   const Normalization& normalization() const { return norm_; }
 
-  // Shuffles the shard for `epoch` and starts preparing its first batches; may be called before
+  // Draws the shard for `epoch` and starts preparing its first batches; may be called before
   // the previous epoch was read to the end.
   void start_epoch(int64_t epoch);
   // The next batch of the epoch, waiting until it is ready; nullptr after the last one. The batch
@@ -81,6 +80,7 @@ class Loader {
 
   // Owned by the producer while it fills a batch; start_epoch changes them only while it is idle.
   std::vector<int64_t> order_;     // this epoch's sample order
+  std::vector<int64_t> global_order_;  // scratch: the epoch's order of the whole set
   Rng augment_rng_{0};
   std::vector<uint8_t> raw_;       // (C, H, W) one sample as read
   std::vector<uint8_t> augmented_; // (C, H, W) after crop/flip

@@ -150,7 +150,6 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
                 static_cast<int>(Cout), 1.0f, weight, static_cast<int>(K), dout_group,
                 static_cast<int>(N), 0.0f, dcol, static_cast<int>(N));
     if (direct) continue;
-    std::fill_n(dinp_group, count * in_sample, 0.0f);
     for (int64_t g = 0; g < count; ++g) col2im(dinp_group + g * in_sample, dcol + g * P, sizes, N);
   }
   if (dbias == nullptr) return;

@@ -31,9 +31,9 @@ struct ConvSizes {
 // col_stride >= Ho·Wo lets several samples share one matrix side by side.
 void im2col(float* col, const float* inp, const ConvSizes& sizes, int64_t col_stride);
 
-// The adjoint of im2col: adds every entry of col onto the input element it was copied from
-// (entries that came from the padding are dropped). dinp: (C, H, W), accumulated into, so zero it
-// first. col: as for im2col.
+// The adjoint of im2col: each input element gets the sum of the col entries copied from it
+// (entries that came from the padding are dropped). dinp: (C, H, W), written (not accumulated).
+// col: as for im2col.
 void col2im(float* dinp, const float* col, const ConvSizes& sizes, int64_t col_stride);
 
 }  // namespace dtbench

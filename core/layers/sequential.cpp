@@ -27,7 +27,10 @@ const Tensor& Sequential::forward(const Tensor& input, Mode mode) {
 
 Tensor& Sequential::backward(Tensor& grad_output) {
   Tensor* grad = &grad_output;
-  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) grad = &it->second->backward(*grad);
+  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
+    grad = &it->second->backward(*grad);
+    if (observer_ != nullptr) (*observer_)(*it->second);
+  }
   return *grad;
 }
 

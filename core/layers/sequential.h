@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -18,6 +19,8 @@ class Sequential : public Layer {
     return ref;
   }
   void add(std::string name, std::unique_ptr<Layer> layer);
+  // Called after each child's backward, so the model can tell which gradients are final.
+  void set_backward_observer(const std::function<void(Layer&)>* observer) { observer_ = observer; }
   bool empty() const { return layers_.empty(); }
   Layer& front() { return *layers_.front().second; }
 
@@ -29,6 +32,7 @@ class Sequential : public Layer {
 
  private:
   std::vector<std::pair<std::string, std::unique_ptr<Layer>>> layers_;
+  const std::function<void(Layer&)>* observer_ = nullptr;
 };
 
 // A residual block: relu(main(x) + shortcut(x)), the shortcut being the identity when empty

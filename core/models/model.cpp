@@ -29,6 +29,8 @@ void Model::walk(Layer& layer, const std::string& path, std::vector<Param*>& par
     info.parameters += param->numel();
     params.push_back(param);
   }
+  params_of_layer_[&layer] = own;
+  if (auto* sequential = dynamic_cast<Sequential*>(&layer)) sequentials_.push_back(sequential);
   layer.collect_buffers(buffers_);
   parameter_count_ += info.parameters;
   macs_per_sample_ += info.macs_per_sample;
@@ -56,5 +58,19 @@ const Tensor& Model::forward(const Tensor& batch, Mode mode) {
 }
 
 void Model::backward(Tensor& grad_logits) { net_->backward(grad_logits); }
+
+void Model::set_gradient_ready_hook(std::function<void(const Param&)> hook) {
+  gradient_ready_ = std::move(hook);
+  if (!gradient_ready_) {
+    for (Sequential* sequential : sequentials_) sequential->set_backward_observer(nullptr);
+    return;
+  }
+  backward_observer_ = [this](Layer& layer) {
+    const auto found = params_of_layer_.find(&layer);
+    if (found == params_of_layer_.end()) return;
+    for (const Param* param : found->second) gradient_ready_(*param);
+  };
+  for (Sequential* sequential : sequentials_) sequential->set_backward_observer(&backward_observer_);
+}
 
 }  // namespace dtbench

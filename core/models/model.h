@@ -2,7 +2,9 @@
 // A model: a named tree of layers whose parameters live in one arena. Building it configures every
 // layer for the sample shape (so a misfit input is an error at build time, not at step 0), names
 // every parameter by its path and binds the arena.
+#include <functional>
 #include <memory>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,10 @@ class Model {
   const Tensor& forward(const Tensor& batch, Mode mode);
   // Writes every parameter's gradient into the arena's gradient block.
   void backward(Tensor& grad_logits);
+  // Called during backward for each parameter as soon as its gradient is final (the order is
+  // the same on every worker), so a transport can start sending while backward goes on.
+  // An empty function removes the hook.
+  void set_gradient_ready_hook(std::function<void(const Param&)> hook);
 
   ParamArena& arena() { return arena_; }
   const ParamArena& arena() const { return arena_; }
@@ -51,6 +57,10 @@ class Model {
   ParamArena arena_;
   std::vector<Tensor*> buffers_;
   std::vector<Layer*> all_layers_;
+  std::unordered_map<const Layer*, std::vector<Param*>> params_of_layer_;
+  std::vector<Sequential*> sequentials_;
+  std::function<void(const Param&)> gradient_ready_;
+  std::function<void(Layer&)> backward_observer_;
   std::vector<LayerInfo> layers_;
   int64_t parameter_count_ = 0;
   int64_t macs_per_sample_ = 0;

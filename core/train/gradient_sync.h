@@ -25,13 +25,9 @@ class GradientSync {
  public:
   virtual ~GradientSync() = default;
   virtual std::string name() const = 0;
-  // Before step 0: make every worker start from the same weights (broadcast or pull).
+  // Before step 0: make every worker start from the same weights (broadcast or pull). A transport
+  // that overlaps communication with backward installs the model's gradient-ready hook here.
   virtual void start(Model& model) = 0;
-  // Optional, during backward: the gradients in `range` of the arena are final.
-  virtual void bucket_ready(Model& model, ArenaRange range) {
-    (void)model;
-    (void)range;
-  }
   // After backward: the arena's gradients are this worker's; on return the arena's values hold
   // the next version of the weights.
   virtual SyncTimes finish_step(Model& model, int64_t step) = 0;

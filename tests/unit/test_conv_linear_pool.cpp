@@ -194,6 +194,10 @@ const std::vector<ConvCase>& conv_cases() {
       {3, 32, 4, 4, 16, 3, 1, 1, false},  // many channels, a small plane
       {2, 2, 34, 33, 3, 3, 1, 1, true},   // a large plane: one sample per sgemm
       {5, 2, 20, 20, 3, 3, 1, 1, false},  // groups of several samples, the last one short
+      // Output rows of 16 or more are unrolled row by row, shorter ones through an offset table.
+      {2, 2, 33, 35, 3, 3, 2, 1, false},  // long rows, stride 2
+      {1, 2, 36, 40, 2, 5, 2, 2, true},   // long rows, 5x5 stride 2 pad 2
+      {2, 1, 18, 21, 2, 5, 1, 2, true},   // long rows, 5x5 pad 2
   };
   return cases;
 }

@@ -361,27 +361,49 @@ Normalization unit_norm(int64_t channels) {
 
 TEST(Loader, ShardsThroughTheLoaderAndShufflesEachEpoch) {
   auto data = make_dataset(50, {1, 2, 2}, 10, [](int64_t i, int64_t) { return static_cast<uint8_t>(i); });
-  std::set<int64_t> union_of_shards;
-  for (int rank = 0; rank < 3; ++rank) {
-    Loader loader(data, {.batch = 4, .rank = rank, .world = 3, .seed = 9}, unit_norm(1));
-    EXPECT_EQ(loader.shard_size(), 16);
-    EXPECT_EQ(loader.batches_per_epoch(), 4);  // 16 / 4
-    const Epoch e0 = read_epoch(loader, 0), e1 = read_epoch(loader, 1), again = read_epoch(loader, 0);
-    EXPECT_EQ(e0.indices.size(), 16u);
-    EXPECT_NE(e0.indices, e1.indices) << "the order should change between epochs";
-    EXPECT_EQ(e0.indices, again.indices) << "an epoch's order is a function of the seed";
-    std::vector<int64_t> s0 = e0.indices, s1 = e1.indices;
-    std::sort(s0.begin(), s0.end());
-    std::sort(s1.begin(), s1.end());
-    EXPECT_EQ(s0, s1) << "the same samples every epoch";
-    EXPECT_EQ(s0, loader.shard());
-    for (size_t i = 0; i < e0.indices.size(); ++i) {
-      EXPECT_EQ(e0.labels[i], data->labels()[static_cast<size_t>(e0.indices[i])]);
-      EXPECT_EQ(e0.images[i * 4], static_cast<float>(e0.indices[i]) / 255.0f);
+  for (int64_t epoch : {0, 1}) {
+    std::set<int64_t> union_of_shards;
+    for (int rank = 0; rank < 3; ++rank) {
+      Loader loader(data, {.batch = 4, .rank = rank, .world = 3, .seed = 9}, unit_norm(1));
+      EXPECT_EQ(loader.shard_size(), 16);
+      EXPECT_EQ(loader.batches_per_epoch(), 4);  // 16 / 4
+      const Epoch e = read_epoch(loader, epoch), next = read_epoch(loader, epoch + 1),
+                  again = read_epoch(loader, epoch);
+      EXPECT_EQ(e.indices.size(), 16u);
+      EXPECT_NE(e.indices, next.indices) << "the order should change between epochs";
+      EXPECT_EQ(e.indices, again.indices) << "an epoch's order is a function of the seed";
+      std::vector<int64_t> sorted = e.indices;
+      std::sort(sorted.begin(), sorted.end());
+      read_epoch(loader, epoch);
+      EXPECT_EQ(sorted, loader.shard());
+      for (size_t i = 0; i < e.indices.size(); ++i) {
+        EXPECT_EQ(e.labels[i], data->labels()[static_cast<size_t>(e.indices[i])]);
+        EXPECT_EQ(e.images[i * 4], static_cast<float>(e.indices[i]) / 255.0f);
+      }
+      for (int64_t index : sorted) EXPECT_TRUE(union_of_shards.insert(index).second);
     }
-    for (int64_t index : s0) EXPECT_TRUE(union_of_shards.insert(index).second);
+    EXPECT_EQ(union_of_shards.size(), 48u) << "epoch " << epoch;
   }
-  EXPECT_EQ(union_of_shards.size(), 48u);
+}
+
+TEST(Loader, RanksTogetherSeeTheBatchesOfOneLargerWorker) {
+  // Batch b of ranks 0..3 at batch 4 holds the samples of batch b of one worker at batch 16:
+  // what makes data-parallel training compute one worker's gradients.
+  auto data = make_dataset(70, {1, 1, 1}, 2, [](int64_t i, int64_t) { return static_cast<uint8_t>(i); });
+  Loader single(data, {.batch = 16, .seed = 5}, unit_norm(1));
+  const Epoch whole = read_epoch(single, 3);
+  std::vector<Epoch> parts;
+  for (int rank = 0; rank < 4; ++rank) {
+    Loader loader(data, {.batch = 4, .rank = rank, .world = 4, .seed = 5}, unit_norm(1));
+    EXPECT_EQ(loader.batches_per_epoch(), single.batches_per_epoch());
+    parts.push_back(read_epoch(loader, 3));
+  }
+  for (int64_t b = 0; b < single.batches_per_epoch(); ++b) {
+    std::multiset<int64_t> expected(whole.indices.begin() + 16 * b, whole.indices.begin() + 16 * (b + 1));
+    std::multiset<int64_t> got;
+    for (const Epoch& part : parts) got.insert(part.indices.begin() + 4 * b, part.indices.begin() + 4 * (b + 1));
+    EXPECT_EQ(got, expected) << "batch " << b;
+  }
 }
 
 TEST(Loader, NoShuffleAndPartialLastBatch) {
