@@ -9,7 +9,7 @@ class LocalTransport : public LocalUpdateTransport {
   using LocalUpdateTransport::LocalUpdateTransport;
   std::string name() const override { return "none"; }
   void start(Model&) override {}
-  void stop() override {}
+  void stop(Model&) override {}
 
  protected:
   void synchronize(Model&, int64_t, SyncTimes&) override {}

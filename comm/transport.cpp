@@ -15,6 +15,7 @@ SyncTimes Transport::finish_step(Model& model, int64_t step) {
   const auto sync_start = std::chrono::steady_clock::now();
   synchronize(model, step, times);
   times.comm = seconds_since(sync_start);
+  if (times.comm_total == 0.0) times.comm_total = times.comm;  // nothing overlapped
   const auto update_start = std::chrono::steady_clock::now();
   update(model, step);
   times.update = seconds_since(update_start);

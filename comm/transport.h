@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/optim/optimizer.h"
 #include "core/train/gradient_sync.h"
 
@@ -14,6 +16,8 @@ namespace dtbench {
 class Transport : public GradientSync {
  public:
   SyncTimes finish_step(Model& model, int64_t step) final;
+  // What the transport wants in the report: its settings and end-of-run checks.
+  virtual nlohmann::json summary() const { return nlohmann::json::object(); }
 
  protected:
   // Make the arena's gradients the ones to apply (average across workers, or push and pull).

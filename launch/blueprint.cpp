@@ -159,6 +159,15 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
   optimizer.read("beta2", bp.optimizer.beta2);
   optimizer.read("epsilon", bp.optimizer.epsilon);
   optimizer.reject_unknown();
+
+  Section comm(top.child("comm"), source, "comm");
+  comm.read("bucket_mb", bp.comm.bucket_mb);
+  comm.read("overlap", bp.comm.overlap);
+  comm.read("chunk_kb", bp.comm.chunk_kb);
+  comm.read("timeout_s", bp.comm.timeout_s);
+  comm.read("iface", bp.comm.iface);
+  comm.reject_unknown();
+  top.read("save_weights", bp.save_weights);
   top.reject_unknown();
 
   require(bp.epochs >= 1, source, "epochs", "an integer >= 1", std::to_string(bp.epochs));
@@ -167,6 +176,11 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
   require(bp.threads >= 0, source, "threads", "an integer >= 0 (0: one per core)", std::to_string(bp.threads));
   require(bp.data.resize >= 0, source, "dataset.resize", "an integer >= 0", std::to_string(bp.data.resize));
   require(!bp.name.empty(), source, "name", "a non-empty string", "''");
+  require(bp.comm.bucket_mb >= 0, source, "comm.bucket_mb", "a number >= 0 (0: one fused buffer)",
+          fmt::format("{}", bp.comm.bucket_mb));
+  require(bp.comm.chunk_kb >= 1, source, "comm.chunk_kb", "an integer >= 1", std::to_string(bp.comm.chunk_kb));
+  require(bp.comm.timeout_s > 0, source, "comm.timeout_s", "a number > 0", fmt::format("{}", bp.comm.timeout_s));
+  require_one_of(source, "transport", bp.transport, {"none", "ring", "mpi", "ps-sync", "ps-async"});
   require_one_of(source, "dataset.format", bp.data.format, {"idx", "cifar10", "cifar100"});
   require_one_of(source, "optimizer.name", bp.optimizer.name, {"sgd", "adam"});
   require(bp.optimizer.learning_rate > 0, source, "optimizer.lr", "a number > 0",

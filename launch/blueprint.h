@@ -21,6 +21,15 @@ struct DataBlueprint {
   int64_t resize = 0;    // > 0: resize samples to resize × resize (AlexNet takes 64)
 };
 
+// How workers exchange gradients (allreduce transports; the parameter servers add their own).
+struct CommBlueprint {
+  double bucket_mb = 25.0;   // gradient bucket size; 0: the whole arena as one fused buffer
+  bool overlap = true;       // reduce buckets while backward is still running
+  int64_t chunk_kb = 1024;   // ring: pipelining unit of each segment
+  double timeout_s = 60.0;   // a peer silent this long ends the run with an error
+  std::string iface;         // network interface for MPI's TCP traffic (btl_tcp_if_include)
+};
+
 struct Blueprint {
   std::string name = "run";
   std::string model = "lenet5";
@@ -32,6 +41,8 @@ struct Blueprint {
   uint64_t seed = 1;
   int threads = 0;  // BLAS threads; 0: one per core
   std::string transport = "none";
+  CommBlueprint comm;
+  bool save_weights = false;  // write the final weights to weights.bin in the run directory
   std::string output = "runs";
 
   std::string source;  // where it came from, for messages

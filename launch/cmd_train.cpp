@@ -1,5 +1,6 @@
-// dtbench train: one worker trains a blueprint's model on its data set, writes the run directory
-// and prints the per-phase breakdown.
+// dtbench train: workers train a blueprint's model on their shards of the data set, write the run
+// directory and print the per-phase breakdown. One worker runs alone; several are started by
+// mpirun (or srun) and synchronise through the blueprint's transport.
 #include <csignal>
 #include <filesystem>
 #include <thread>
@@ -7,11 +8,14 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "allreduce/mpi_session.h"
+#include "allreduce/register.h"
 #include "comm/registry.h"
 #include "core/data/open_dataset.h"
 #include "core/models/models.h"
 #include "core/train/trainer.h"
 #include "core/util/blas.h"
+#include "core/util/error.h"
 #include "launch/blueprint.h"
 #include "launch/commands.h"
 #include "launch/run_directory.h"
@@ -24,7 +28,8 @@ namespace {
 // `dtbench data synth` leaves this file beside the data, so reports can say the data is synthetic.
 constexpr const char* kSyntheticMarker = "SYNTHETIC";
 
-// Set by SIGINT / SIGTERM: the loop stops before its next step and the report says why.
+// Set by SIGINT / SIGTERM: the loop stops before its next step (a wait on a peer stops too) and
+// the report says why.
 volatile std::sig_atomic_t stop_signal = 0;
 
 void request_stop(int signal) { stop_signal = signal; }
@@ -32,6 +37,14 @@ void request_stop(int signal) { stop_signal = signal; }
 struct TrainOptions {
   std::string config;
   std::vector<std::string> overrides;
+};
+
+// What this process is in the run: rank, world, and how to talk to the others.
+struct Worker {
+  std::unique_ptr<MpiSession> mpi;  // null for a single worker without mpirun
+  std::unique_ptr<ControlChannel> channel;
+  int rank() const { return channel->rank(); }
+  int world() const { return channel->world(); }
 };
 
 Blueprint resolve_blueprint(const TrainOptions& options) {
@@ -54,10 +67,44 @@ nlohmann::json data_json(const Blueprint& bp, const DatasetPair& data) {
           {"sources", data.train->sources()}};
 }
 
-void run_training(const TrainOptions& options) {
-  const Blueprint bp = resolve_blueprint(options);
-  blas::set_threads(bp.threads > 0 ? bp.threads : static_cast<int>(std::thread::hardware_concurrency()));
+Worker join_run(const Blueprint& bp) {
+  Worker worker;
+  const bool allreduce = bp.transport == "ring" || bp.transport == "mpi";
+  if (allreduce || MpiSession::launched_by_mpi()) {
+    if (!bp.comm.iface.empty()) setenv("OMPI_MCA_btl_tcp_if_include", bp.comm.iface.c_str(), 1);
+    worker.mpi = std::make_unique<MpiSession>();
+    worker.channel = worker.mpi->control_channel();
+    register_allreduce_transports({.bucket_bytes = static_cast<int64_t>(bp.comm.bucket_mb * (1 << 20)),
+                                   .overlap = bp.comm.overlap,
+                                   .chunk_bytes = bp.comm.chunk_kb * 1024,
+                                   .timeout_seconds = bp.comm.timeout_s,
+                                   .threads_allowed = worker.mpi->thread_multiple(),
+                                   .stop_requested = [] { return stop_signal != 0; }});
+    if (worker.world() > 1 && bp.transport == "none") {
+      fail_input("{} workers were started but transport is 'none': choose ring or mpi (--set transport=ring)",
+                 worker.world());
+    }
+  } else {
+    worker.channel = std::make_unique<SoloChannel>();
+  }
+  // Threads per worker: the cores of this host shared among its workers, unless set.
+  const int local_workers = worker.mpi ? worker.mpi->local_world() : 1;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  blas::set_threads(bp.threads > 0 ? bp.threads : std::max(1, cores / local_workers));
+  return worker;
+}
 
+// Rank 0 names the run directory; every rank writes into it (on a cluster without a shared file
+// system each host gets its own copy of the directory, with its ranks' files).
+RunDirectory open_run_directory(const Blueprint& bp, Worker& worker) {
+  std::string path;
+  if (worker.rank() == 0) path = RunDirectory::create(bp.output, bp.name, bp.transport).path().string();
+  return RunDirectory::open(worker.channel->broadcast(path));
+}
+
+void train_as_worker(const Blueprint& bp, Worker& worker) {
+  const int rank = worker.rank(), world = worker.world();
+  const bool root = rank == 0;
   const DatasetPair data = open_dataset({bp.data.format, bp.data.path, bp.data.cache});
   // The model first: a data set it cannot take is the clearer error.
   Shape sample_shape = data.train->sample_shape();
@@ -66,23 +113,22 @@ void run_training(const TrainOptions& options) {
   model->initialize(bp.seed);
 
   const Normalization norm = compute_normalization(*data.train);
-  LoaderOptions train_options{.batch = bp.batch, .seed = bp.seed, .shuffle = true,
-                              .augment = bp.data.augment, .resize = bp.data.resize};
+  LoaderOptions train_options{.batch = bp.batch, .rank = rank, .world = world, .seed = bp.seed,
+                              .shuffle = true, .augment = bp.data.augment, .resize = bp.data.resize};
   Loader train_loader(data.train, train_options, norm);
-  // Evaluation sees every test sample once, in order, the last batch possibly smaller.
-  LoaderOptions test_options = train_options;
-  test_options.batch = std::min(bp.batch, data.test->size());
-  test_options.shuffle = false;
-  test_options.augment = false;
-  test_options.drop_last = false;
+  // Evaluation: every worker sees every test sample once, in order, the last batch possibly smaller.
+  LoaderOptions test_options{.batch = std::min(bp.batch, data.test->size()), .seed = bp.seed,
+                             .shuffle = false, .resize = bp.data.resize, .drop_last = false};
   Loader test_loader(data.test, test_options, norm);
   auto transport = make_transport(bp.transport, {.optimizer = bp.optimizer});
 
-  const RunDirectory run = RunDirectory::create(bp.output, bp.name, bp.transport);
-  run.write("blueprint.yaml", YAML::Dump(bp.resolved) + "\n");
+  const RunDirectory run = open_run_directory(bp, worker);
+  if (root) run.write("blueprint.yaml", YAML::Dump(bp.resolved) + "\n");
   RunSummary summary;
   summary.run_id = run.id();
   summary.transport = bp.transport;
+  summary.rank = rank;
+  summary.world = world;
   summary.blueprint = blueprint_json(bp.resolved);
   summary.provenance = collect_provenance();
   summary.data = data_json(bp, data);
@@ -92,42 +138,77 @@ void run_training(const TrainOptions& options) {
                    {"input", model->sample_input_shape()},
                    {"classes", model->classes()}};
   summary.clock_read_seconds = Profiler::clock_cost_seconds();
-  auto write_report = [&] { run.write("report.json", report_json(summary).dump(2) + "\n"); };
+  // Each worker keeps its own report; rank 0's report.json also holds every worker's phases,
+  // gathered after each epoch (a collective: all ranks reach it together).
+  std::vector<std::string> workers;
+  auto write_reports = [&] {
+    nlohmann::json own = report_json(summary);
+    own["transport_summary"] = transport->summary();
+    run.write(fmt::format("worker-{}.json", rank), own.dump(2) + "\n");
+    if (!root) return;
+    if (!workers.empty()) own["workers"] = workers_json(workers);
+    run.write("report.json", own.dump(2) + "\n");
+  };
 
-  spdlog::info("training {} ({} parameters) on {} ({} train / {} test samples), batch {}, {} epoch(s), "
-               "BLAS core {} with {} threads -> {}",
-               model->name(), model->parameter_count(), bp.data.path, data.train->size(), data.test->size(),
-               bp.batch, bp.epochs, blas::core_name(), blas::threads(), run.path().string());
-  write_report();
-  transport->start(*model);
-  Trainer trainer(*model, train_loader, &test_loader, *transport,
-                  {.epochs = bp.epochs, .max_steps = bp.steps,
-                   .stop_requested = [] { return stop_signal != 0; }});
+  if (root) {
+    spdlog::info("training {} ({} parameters) on {} ({} train / {} test samples), {} worker(s) x batch {}, "
+                 "{} epoch(s), transport {}, BLAS core {} with {} threads -> {}",
+                 model->name(), model->parameter_count(), bp.data.path, data.train->size(), data.test->size(),
+                 world, bp.batch, bp.epochs, bp.transport, blas::core_name(), blas::threads(), run.path().string());
+  }
+  write_reports();
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
   try {
+    transport->start(*model);
+    Trainer trainer(*model, train_loader, &test_loader, *transport,
+                    {.epochs = bp.epochs, .max_steps = bp.steps, .show_progress = root,
+                     .stop_requested = [] { return stop_signal != 0; }});
     trainer.run([&](const EpochResult& epoch) {
       summary.epochs.push_back(epoch);
       summary.wall_seconds = epoch.wall_seconds;
-      write_report();
-      spdlog::info("epoch {}: test accuracy {:.2f}%, test loss {:.4f}, {:.0f} images/s", epoch.epoch,
-                   100 * epoch.test.accuracy, epoch.test.loss, epoch.images_per_second);
+      if (world > 1) workers = worker.channel->gather(report_json(summary).dump());
+      write_reports();
+      if (root) {
+        spdlog::info("epoch {}: test accuracy {:.2f}%, test loss {:.4f}, {:.0f} images/s per worker", epoch.epoch,
+                     100 * epoch.test.accuracy, epoch.test.loss, epoch.images_per_second);
+      }
     });
-    transport->stop();
+    transport->stop(*model);
   } catch (const std::exception& error) {
     summary.status = "failed";
     summary.error = stop_signal != 0 ? fmt::format("{} (signal {})", error.what(), static_cast<int>(stop_signal))
                                      : error.what();
-    write_report();
+    write_reports();
     throw;
   }
   summary.status = "complete";
-  write_report();
-
-  fmt::print("\n{} on {} — BLAS core {} ({}), {} threads\n", model->name(), bp.data.path,
-             blas::core_name(), blas::core_selection(), blas::threads());
+  if (bp.save_weights && root) {
+    const auto values = model->arena().values();
+    run.write("weights.bin", std::string(reinterpret_cast<const char*>(values.data()), values.size_bytes()));
+  }
+  write_reports();
+  if (!root) return;
+  fmt::print("\n{} on {} — {} worker(s), transport {}, BLAS core {} ({}), {} threads per worker\n", model->name(),
+             bp.data.path, world, bp.transport, blas::core_name(), blas::core_selection(), blas::threads());
   fmt::print("{}\n{}", epochs_table(summary.epochs), breakdown_table(summary.epochs));
+  if (!workers.empty()) fmt::print("\n{}", workers_table(workers));
   fmt::print("\nreport: {}\n", (run.path() / "report.json").string());
+}
+
+void run_training(const TrainOptions& options) {
+  const Blueprint bp = resolve_blueprint(options);
+  Worker worker = join_run(bp);
+  try {
+    train_as_worker(bp, worker);
+  } catch (const std::exception& error) {
+    if (worker.world() > 1) {
+      // One rank's error ends the job: the others may be waiting for this rank.
+      spdlog::error("rank {}: {}", worker.rank(), error.what());
+      MpiSession::abort(dynamic_cast<const InputError*>(&error) != nullptr ? 2 : 1);
+    }
+    throw;
+  }
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ Provenance collect_provenance() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   p.hostname = host;
+  p.pid = static_cast<int>(getpid());
   p.cpu_model = field_of("/proc/cpuinfo", "model name");
   p.cores = static_cast<int>(std::thread::hardware_concurrency());
   p.memory_bytes = kib_field("/proc/meminfo", "MemTotal");
@@ -63,7 +64,7 @@ Provenance collect_provenance() {
 }
 
 nlohmann::json to_json(const Provenance& p) {
-  return {{"hostname", p.hostname},       {"cpu_model", p.cpu_model},
+  return {{"hostname", p.hostname},       {"pid", p.pid},       {"cpu_model", p.cpu_model},
           {"cores", p.cores},             {"memory_bytes", p.memory_bytes},
           {"compiler", p.compiler},       {"dtbench_version", p.dtbench_version},
           {"git_commit", p.git_commit},   {"blas_core", p.blas_core}, {"blas_core_selection", p.blas_core_selection},

@@ -10,6 +10,7 @@ namespace dtbench {
 
 struct Provenance {
   std::string hostname;
+  int pid = 0;
   std::string cpu_model;
   int cores = 0;
   int64_t memory_bytes = 0;

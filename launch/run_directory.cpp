@@ -33,6 +33,13 @@ RunDirectory RunDirectory::create(const fs::path& output, const std::string& nam
   }
 }
 
+RunDirectory RunDirectory::open(const fs::path& path) {
+  std::error_code error;
+  fs::create_directories(path, error);
+  if (error) throw IoError(fmt::format("cannot create run directory {}: {}", path.string(), error.message()));
+  return RunDirectory(path);
+}
+
 void RunDirectory::write(const std::string& file_name, const std::string& content) const {
   write_file_atomically(path_ / file_name, content);
 }

@@ -12,6 +12,8 @@ class RunDirectory {
   // Creates a fresh directory under `output` (adding -2, -3 … if the name is taken).
   static RunDirectory create(const std::filesystem::path& output, const std::string& name,
                              const std::string& transport);
+  // A directory another worker created (made here too when this host does not share its disk).
+  static RunDirectory open(const std::filesystem::path& path);
   const std::filesystem::path& path() const { return path_; }
   std::string id() const { return path_.filename().string(); }
   void write(const std::string& file_name, const std::string& content) const;

@@ -1,5 +1,8 @@
 #include "launch/run_report.h"
 
+#include <algorithm>
+#include <array>
+
 #include <fmt/format.h>
 
 namespace dtbench {
@@ -12,7 +15,7 @@ nlohmann::json stats_json(const PhaseStats& s) {
 }
 
 nlohmann::json sync_json(const SyncTimes& t) {
-  return {{"comm_s", t.comm},         {"update_s", t.update},
+  return {{"comm_s", t.comm},         {"comm_total_s", t.comm_total}, {"update_s", t.update},
           {"wait_s", t.wait},         {"transfer_s", t.transfer},
           {"push_s", t.push},         {"pull_s", t.pull},
           {"bytes_sent", t.bytes_sent}, {"bytes_received", t.bytes_received}};
@@ -31,7 +34,8 @@ nlohmann::json epoch_json(const EpochResult& e) {
           {"test_accuracy", e.test.accuracy},
           {"test_samples", e.test.samples},
           {"phases", phases_json(e.phases)},
-          {"comm_split", sync_json(e.sync_total)}};
+          {"comm_split", sync_json(e.sync_total)},
+          {"slowest_rank_steps", e.slowest_rank_steps}};
 }
 
 // Phase statistics over several epochs, weighted by their steps (the median and p95 of the
@@ -136,6 +140,117 @@ std::string breakdown_table(const std::vector<EpochResult>& epochs) {
   if (epochs.size() > 1) {
     append_phase_rows(out, fmt::format("Per-phase breakdown, epochs 2-{}", epochs.size()), combine(epochs, 1));
   }
+  return out;
+}
+
+namespace {
+
+struct WorkerRow {
+  int rank = 0;
+  std::array<double, kPhaseCount> phase_mean{};  // seconds per step, all epochs
+  double step_mean = 0.0;
+  double comm_total = 0.0, wait = 0.0, transfer = 0.0;  // seconds per step
+  double images_per_second = 0.0;
+  int64_t steps_last_to_arrive = 0;
+};
+
+std::vector<WorkerRow> worker_rows(const std::vector<std::string>& reports) {
+  std::vector<WorkerRow> rows;
+  for (const auto& text : reports) {
+    const auto report = nlohmann::json::parse(text);
+    WorkerRow row;
+    row.rank = report.value("rank", 0);
+    int64_t steps = 0;
+    for (const auto& epoch : report["epochs"]) {
+      steps += epoch["steps"].get<int64_t>();
+      for (size_t k = 0; k < kPhaseCount; ++k) {
+        row.phase_mean[k] += epoch["phases"][std::string(kPhaseNames[k])]["sum_s"].get<double>();
+      }
+      row.step_mean += epoch["phases"]["step"]["sum_s"].get<double>();
+      row.comm_total += epoch["comm_split"]["comm_total_s"].get<double>();
+      row.wait += epoch["comm_split"]["wait_s"].get<double>();
+      row.transfer += epoch["comm_split"]["transfer_s"].get<double>();
+    }
+    if (steps > 0) {
+      for (double& mean : row.phase_mean) mean /= static_cast<double>(steps);
+      for (double* total : {&row.step_mean, &row.comm_total, &row.wait, &row.transfer}) *total /= static_cast<double>(steps);
+    }
+    if (report.contains("summary") && report["summary"].contains("images_per_second")) {
+      row.images_per_second = report["summary"]["images_per_second"].get<double>();
+    }
+    // Rank r's own count of the steps at which rank r arrived last sits in every report; use
+    // rank 0's view, which every worker shares (the arrival times are exchanged).
+    const auto& first = nlohmann::json::parse(reports.front());
+    for (const auto& epoch : first["epochs"]) {
+      const auto& counts = epoch["slowest_rank_steps"];
+      if (static_cast<size_t>(row.rank) < counts.size()) row.steps_last_to_arrive += counts[static_cast<size_t>(row.rank)].get<int64_t>();
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// The worker whose compute (load + forward + backward + update) took longest per step.
+int slowest_worker(const std::vector<WorkerRow>& rows) {
+  int slowest = 0;
+  double worst = -1.0;
+  for (const auto& row : rows) {
+    const double compute = row.step_mean - row.phase_mean[static_cast<size_t>(Phase::Comm)];
+    if (compute > worst) {
+      worst = compute;
+      slowest = row.rank;
+    }
+  }
+  return slowest;
+}
+
+}  // namespace
+
+nlohmann::json workers_json(const std::vector<std::string>& reports) {
+  const auto rows = worker_rows(reports);
+  nlohmann::json per_worker = nlohmann::json::array();
+  for (const auto& row : rows) {
+    nlohmann::json phases = nlohmann::json::object();
+    for (size_t k = 0; k < kPhaseCount; ++k) phases[std::string(kPhaseNames[k])] = row.phase_mean[k];
+    phases["step"] = row.step_mean;
+    per_worker.push_back({{"rank", row.rank},
+                          {"mean_step_phases_s", phases},
+                          {"comm_total_s", row.comm_total},
+                          {"wait_s", row.wait},
+                          {"transfer_s", row.transfer},
+                          {"images_per_second", row.images_per_second},
+                          {"steps_last_to_arrive", row.steps_last_to_arrive}});
+  }
+  nlohmann::json across = nlohmann::json::object();
+  for (size_t k = 0; k <= kPhaseCount; ++k) {
+    const std::string name = k < kPhaseCount ? std::string(kPhaseNames[k]) : "step";
+    double sum = 0.0, low = 1e300, high = -1e300;
+    for (const auto& row : rows) {
+      const double value = k < kPhaseCount ? row.phase_mean[k] : row.step_mean;
+      sum += value;
+      low = std::min(low, value);
+      high = std::max(high, value);
+    }
+    across[name] = {{"mean_s", rows.empty() ? 0.0 : sum / static_cast<double>(rows.size())},
+                    {"min_s", low},
+                    {"max_s", high}};
+  }
+  return {{"per_worker", per_worker}, {"across_workers", across}, {"slowest_worker", slowest_worker(rows)}};
+}
+
+std::string workers_table(const std::vector<std::string>& reports) {
+  const auto rows = worker_rows(reports);
+  std::string out = fmt::format("Per worker, mean ms per step (comm = exposed; total, wait, transfer beside it)\n");
+  out += fmt::format("  {:>4} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10} {:>8} {:>9} {:>10}\n", "rank",
+                     "load", "forward", "backward", "comm", "update", "other", "step", "comm total", "wait",
+                     "transfer", "last in");
+  for (const auto& row : rows) {
+    out += fmt::format("  {:>4}", row.rank);
+    for (double mean : row.phase_mean) out += fmt::format(" {:>8.3f}", 1e3 * mean);
+    out += fmt::format(" {:>8.3f} {:>10.3f} {:>8.3f} {:>9.3f} {:>10}\n", 1e3 * row.step_mean, 1e3 * row.comm_total,
+                       1e3 * row.wait, 1e3 * row.transfer, row.steps_last_to_arrive);
+  }
+  out += fmt::format("  slowest worker (longest compute per step): rank {}\n", slowest_worker(rows));
   return out;
 }
 

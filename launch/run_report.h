@@ -33,6 +33,12 @@ nlohmann::json report_json(const RunSummary& summary);
 // The per-phase breakdown as a fixed-width table: one row per phase (mean, median, p95 in ms and
 // share of the step) for the first epoch (warm-up) and for the rest together.
 std::string breakdown_table(const std::vector<EpochResult>& epochs);
+// Every worker side by side, from the reports the workers sent rank 0 (report_json of each):
+// per-step phase means over all epochs, the comm split, and across workers the mean, min and max
+// of each phase with the slowest worker named (stragglers set the pace of synchronous training).
+nlohmann::json workers_json(const std::vector<std::string>& worker_reports);
+std::string workers_table(const std::vector<std::string>& worker_reports);
+
 // One line per epoch: loss, accuracy, images/s.
 std::string epochs_table(const std::vector<EpochResult>& epochs);
 

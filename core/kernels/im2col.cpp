@@ -78,7 +78,7 @@ void im2col_rows(float* col, const float* inp, const ConvSizes& sizes, int64_t c
           if (s == 1) {
             std::copy(src + valid.begin + offset, src + valid.end + offset, out + valid.begin);
           } else {
-            for (int64_t ow = valid.begin; ow < valid.end; ++ow) out[ow] = src[ow + offset];
+            for (int64_t ow = valid.begin; ow < valid.end; ++ow) out[ow] = src[ow * s + offset];
           }
           std::fill(out + valid.end, out + Wo, 0.0f);
         }

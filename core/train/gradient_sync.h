@@ -12,6 +12,7 @@ namespace dtbench {
 // How long the end of one step took, split the way reports show it. Seconds.
 struct SyncTimes {
   double comm = 0.0;      // exposed communication: what the step waited for after backward
+  double comm_total = 0.0;  // all communication, including what overlapped with backward
   double update = 0.0;    // applying the new weights (optimizer, or copying pulled weights)
   double wait = 0.0;      // part of comm spent waiting for the slowest peer
   double transfer = 0.0;  // part of comm spent moving and reducing bytes
@@ -19,6 +20,7 @@ struct SyncTimes {
   double pull = 0.0;      // parameter servers: receiving weights
   int64_t bytes_sent = 0;
   int64_t bytes_received = 0;
+  int slowest_rank = -1;  // the worker that reached the synchronisation point last, if known
 };
 
 class GradientSync {
@@ -31,8 +33,8 @@ class GradientSync {
   // After backward: the arena's gradients are this worker's; on return the arena's values hold
   // the next version of the weights.
   virtual SyncTimes finish_step(Model& model, int64_t step) = 0;
-  // After the last step: flush, say goodbye to peers.
-  virtual void stop() = 0;
+  // After the last step: flush, check that every worker holds the same weights, say goodbye.
+  virtual void stop(Model& model) = 0;
 };
 
 }  // namespace dtbench

@@ -21,6 +21,7 @@ double seconds_between(Clock::time_point start, Clock::time_point end) {
 
 void add_comm(SyncTimes& total, const SyncTimes& step) {
   total.comm += step.comm;
+  total.comm_total += step.comm_total;
   total.update += step.update;
   total.wait += step.wait;
   total.transfer += step.transfer;
@@ -89,6 +90,12 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
                           times[Phase::Backward] - sync.comm - sync.update;
     profiler_.record(times);
     add_comm(result.sync_total, sync);
+    if (sync.slowest_rank >= 0) {
+      if (result.slowest_rank_steps.size() <= static_cast<size_t>(sync.slowest_rank)) {
+        result.slowest_rank_steps.resize(static_cast<size_t>(sync.slowest_rank) + 1, 0);
+      }
+      ++result.slowest_rank_steps[static_cast<size_t>(sync.slowest_rank)];
+    }
 
     const auto batch_size = static_cast<int64_t>(batch->labels.size());
     loss_sum += loss.loss * static_cast<double>(batch_size);

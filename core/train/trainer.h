@@ -33,6 +33,7 @@ struct EpochResult {
   int64_t epoch = 0;  // from 1
   EpochPhases phases;
   SyncTimes sync_total;            // comm split summed over the epoch's steps
+  std::vector<int64_t> slowest_rank_steps;  // per rank: steps at which it arrived last
   Evaluation train;                // running loss and accuracy over the epoch's batches
   Evaluation test;
   int64_t images = 0;              // trained on by this worker

@@ -265,7 +265,7 @@ TEST(Conv2d, WeightGradientsWithoutInputGradient) {
   }
 }
 
-// A ResNet-sized layer: 4 groups of 16 samples. Spot-checks outputs, the input gradient by
+// A ResNet-sized layer, several samples per sgemm. Spot-checks outputs, the input gradient by
 // adjointness (⟨conv(x), g⟩ = ⟨x, conv^T(g)⟩, linear in x) and the workspace bound.
 TEST(Conv2d, WideLayerMatchesReferenceAtSampledPoints) {
   const ConvCase c{64, 64, 8, 8, 64, 3, 1, 1, false};

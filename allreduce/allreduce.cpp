@@ -1,0 +1,66 @@
+#include "allreduce/allreduce.h"
+
+#include <climits>
+
+#include "allreduce/mpi_check.h"
+
+namespace dtbench {
+
+namespace {
+
+// The library's tuned allreduce, started non-blocking so the wait keeps its deadline. MPI counts
+// are ints: larger buffers go in int-sized pieces.
+void mpi_allreduce(const AllreduceOptions& o) {
+  int world = 1;
+  check_mpi(MPI_Comm_size(o.comm, &world), "MPI_Comm_size");
+  constexpr int64_t kMaxPiece = INT_MAX / 2;
+  for (int64_t offset = 0; offset < o.count; offset += kMaxPiece) {
+    const int length = static_cast<int>(std::min(kMaxPiece, o.count - offset));
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, o.buffer + offset, length, MPI_FLOAT, MPI_SUM, o.comm, &request),
+              "MPI_Iallreduce");
+    WaitPolicy wait = o.wait;
+    wait.describe = [&] {
+      return fmt::format("MPI_Allreduce of {} floats{}", o.count,
+                         o.wait.describe ? "; " + o.wait.describe() : std::string());
+    };
+    wait_all({&request, 1}, wait);
+  }
+  if (o.average && world > 1) {
+    const float scale = 1.0f / static_cast<float>(world);
+    for (int64_t i = 0; i < o.count; ++i) o.buffer[i] *= scale;
+  }
+}
+
+}  // namespace
+
+AllreduceAlgorithm parse_allreduce_algorithm(std::string_view name) {
+  if (name == "ring") return AllreduceAlgorithm::Ring;
+  if (name == "mpi") return AllreduceAlgorithm::Mpi;
+  fail_input("allreduce algorithm '{}' is not known; choose ring or mpi", name);
+}
+
+std::string_view algorithm_name(AllreduceAlgorithm algorithm) {
+  switch (algorithm) {
+    case AllreduceAlgorithm::Ring:
+      return "ring";
+    case AllreduceAlgorithm::Mpi:
+      return "mpi";
+  }
+  return "?";
+}
+
+void allreduce(const AllreduceOptions& options) {
+  DTB_CHECK(options.count == 0 || options.buffer != nullptr, "allreduce of {} floats without a buffer", options.count);
+  DTB_CHECK(options.comm != MPI_COMM_NULL, "allreduce without a communicator");
+  switch (options.algorithm) {
+    case AllreduceAlgorithm::Ring:
+      ring_allreduce(options);
+      return;
+    case AllreduceAlgorithm::Mpi:
+      mpi_allreduce(options);
+      return;
+  }
+}
+
+}  // namespace dtbench

@@ -1,0 +1,41 @@
+#pragma once
+// Allreduce of a float buffer across the ranks of a communicator, as a free function over an
+// options struct (after Gloo's collectives): adding an algorithm is one enum value, one case and
+// one file-local function.
+#include <mpi.h>
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "allreduce/request_wait.h"
+
+namespace dtbench {
+
+enum class AllreduceAlgorithm {
+  Ring,  // ours: reduce-scatter then allgather over point-to-point, chunk-pipelined (ring.cpp)
+  Mpi,   // the MPI library's own MPI_Allreduce (here non-blocking, to keep the deadline)
+};
+
+AllreduceAlgorithm parse_allreduce_algorithm(std::string_view name);  // "ring" | "mpi"
+std::string_view algorithm_name(AllreduceAlgorithm algorithm);
+
+struct AllreduceOptions {
+  float* buffer = nullptr;  // in place: each rank's input, everyone's result
+  int64_t count = 0;        // elements
+  MPI_Comm comm = MPI_COMM_NULL;
+  AllreduceAlgorithm algorithm = AllreduceAlgorithm::Ring;
+  bool average = true;            // divide the sum by the number of ranks
+  int64_t chunk_bytes = 1 << 20;  // ring: the pipelining unit of each segment
+  int tag = 0;
+  WaitPolicy wait;                // deadline, stop flag, description for errors
+  std::vector<float>* scratch = nullptr;  // ring: receive buffer to reuse (allocated if null)
+};
+
+// IoError when a peer does not answer before the deadline or an MPI call fails.
+void allreduce(const AllreduceOptions& options);
+
+// The ring on its own (allreduce() dispatches here for AllreduceAlgorithm::Ring).
+void ring_allreduce(const AllreduceOptions& options);
+
+}  // namespace dtbench

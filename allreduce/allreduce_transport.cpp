@@ -1,0 +1,245 @@
+#include "allreduce/allreduce_transport.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "allreduce/mpi_check.h"
+
+namespace dtbench {
+
+namespace {
+
+double monotonic_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// FNV-1a over the bytes of the weights: equal on every rank exactly when the weights are.
+uint64_t checksum(std::span<const float> values) {
+  uint64_t hash = 1469598103934665603ull;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+  for (size_t i = 0; i < values.size_bytes(); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+  return hash;
+}
+
+}  // namespace
+
+AllreduceTransport::AllreduceTransport(OptimizerConfig optimizer, AllreduceTransportOptions options)
+    : LocalUpdateTransport(std::move(optimizer)), options_(std::move(options)) {
+  if (options_.overlap && options_.bucket_bytes <= 0) {
+    fail_input("comm.overlap needs buckets: set comm.bucket_mb > 0 (overlap reduces bucket by bucket)");
+  }
+  if (options_.chunk_bytes < static_cast<int64_t>(sizeof(float))) {
+    fail_input("comm.chunk_kb must be positive, got {} bytes", options_.chunk_bytes);
+  }
+}
+
+AllreduceTransport::~AllreduceTransport() {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    work_ready_.notify_all();
+    thread_.join();
+  }
+  if (model_ != nullptr) model_->set_gradient_ready_hook({});
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  if (control_ != MPI_COMM_NULL) MPI_Comm_free(&control_);
+}
+
+void AllreduceTransport::start(Model& model) {
+  model_ = &model;
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &control_), "MPI_Comm_dup");
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &world_);
+
+  // Rank 0's initial weights and buffers (batch norm statistics) for everyone.
+  ParamArena& arena = model.arena();
+  std::vector<MPI_Request> requests(1 + model.buffers().size(), MPI_REQUEST_NULL);
+  check_mpi(MPI_Ibcast(arena.values().data(), static_cast<int>(arena.count()), MPI_FLOAT, 0, comm_, &requests[0]),
+            "MPI_Ibcast");
+  for (size_t i = 0; i < model.buffers().size(); ++i) {
+    Tensor* buffer = model.buffers()[i];
+    check_mpi(MPI_Ibcast(buffer->data(), static_cast<int>(buffer->numel()), MPI_FLOAT, 0, comm_, &requests[i + 1]),
+              "MPI_Ibcast");
+  }
+  wait_all(requests, {options_.timeout_seconds, options_.stop_requested,
+                      [] { return std::string("broadcast of rank 0's initial weights"); }});
+  estimate_clock_offset();
+
+  buckets_ = options_.bucket_bytes > 0 ? arena.buckets(options_.bucket_bytes)
+                                       : std::vector<ArenaRange>{{0, arena.count()}};
+  const auto& params = arena.params();
+  params_in_bucket_.assign(buckets_.size(), 0);
+  for (size_t p = 0; p < params.size(); ++p) {
+    param_index_[params[p]] = static_cast<int>(p);
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      if (params[p]->offset >= buckets_[b].offset && params[p]->offset < buckets_[b].offset + buckets_[b].count) {
+        bucket_of_param_.push_back(static_cast<int>(b));
+        ++params_in_bucket_[b];
+        break;
+      }
+    }
+  }
+  const bool overlap = options_.overlap && world_ > 1;
+  if (options_.overlap && !options_.threads_allowed) {
+    spdlog::warn("MPI gave no MPI_THREAD_MULTIPLE: gradients are reduced after backward, without overlap");
+  } else if (overlap) {
+    pending_ = params_in_bucket_;
+    model.set_gradient_ready_hook([this](const Param& param) { on_gradient_ready(param); });
+    thread_ = std::thread([this] { communicate(); });
+  }
+  summary_ = {{"algorithm", name()},
+              {"world", world_},
+              {"buckets", buckets_.size()},
+              {"bucket_bytes", options_.bucket_bytes},
+              {"overlap", thread_.joinable()},
+              {"chunk_bytes", options_.chunk_bytes},
+              {"timeout_seconds", options_.timeout_seconds},
+              {"clock_offset_seconds", clock_offset_}};
+}
+
+AllreduceOptions AllreduceTransport::bucket_options(Model& model, const ArenaRange& bucket) {
+  AllreduceOptions o;
+  o.buffer = model.arena().grads().data() + bucket.offset;
+  o.count = bucket.count;
+  o.comm = comm_;
+  o.algorithm = options_.algorithm;
+  o.chunk_bytes = options_.chunk_bytes;
+  o.scratch = &scratch_;
+  o.wait = {options_.timeout_seconds, options_.stop_requested, [this] {
+              return fmt::format("rank {} at step {}; every rank had completed step {}", rank_, step_, step_ - 1);
+            }};
+  return o;
+}
+
+// Cristian's algorithm against rank 0: of several ping-pongs, the one with the shortest round trip
+// bounds the offset best. On one host the clocks agree already and the offset comes out ~0.
+void AllreduceTransport::estimate_clock_offset() {
+  constexpr int kRounds = 8;
+  std::vector<double> offsets(static_cast<size_t>(world_), 0.0);
+  for (int peer = 1; peer < world_; ++peer) {
+    double best_round_trip = 1e9;
+    for (int round = 0; round < kRounds; ++round) {
+      if (rank_ == 0) {
+        const double sent = monotonic_seconds();
+        double remote = 0.0;
+        check_mpi(MPI_Send(&sent, 1, MPI_DOUBLE, peer, 1, control_), "MPI_Send");
+        check_mpi(MPI_Recv(&remote, 1, MPI_DOUBLE, peer, 1, control_, MPI_STATUS_IGNORE), "MPI_Recv");
+        const double received = monotonic_seconds();
+        if (received - sent < best_round_trip) {
+          best_round_trip = received - sent;
+          offsets[static_cast<size_t>(peer)] = remote - 0.5 * (sent + received);
+        }
+      } else if (rank_ == peer) {
+        double ping = 0.0;
+        check_mpi(MPI_Recv(&ping, 1, MPI_DOUBLE, 0, 1, control_, MPI_STATUS_IGNORE), "MPI_Recv");
+        const double now = monotonic_seconds();
+        check_mpi(MPI_Send(&now, 1, MPI_DOUBLE, 0, 1, control_), "MPI_Send");
+      }
+    }
+  }
+  check_mpi(MPI_Scatter(offsets.data(), 1, MPI_DOUBLE, &clock_offset_, 1, MPI_DOUBLE, 0, control_), "MPI_Scatter");
+}
+
+double AllreduceTransport::aligned_now() const { return monotonic_seconds() - clock_offset_; }
+
+void AllreduceTransport::on_gradient_ready(const Param& param) {
+  const auto found = param_index_.find(&param);
+  if (found == param_index_.end()) return;
+  const int bucket = bucket_of_param_[static_cast<size_t>(found->second)];
+  if (--pending_[static_cast<size_t>(bucket)] > 0) return;
+  {
+    std::lock_guard lock(mutex_);
+    ready_buckets_.push_back(bucket);
+  }
+  work_ready_.notify_one();
+}
+
+void AllreduceTransport::communicate() {
+  for (;;) {
+    int bucket = -1;
+    {
+      std::unique_lock lock(mutex_);
+      work_ready_.wait(lock, [&] { return stopping_ || !ready_buckets_.empty(); });
+      if (stopping_) return;
+      bucket = ready_buckets_.front();
+      ready_buckets_.pop_front();
+    }
+    const double start = monotonic_seconds();
+    try {
+      if (!error_) allreduce(bucket_options(*model_, buckets_[static_cast<size_t>(bucket)]));
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      error_ = std::current_exception();
+    }
+    {
+      std::lock_guard lock(mutex_);
+      comm_seconds_ += monotonic_seconds() - start;
+      ++buckets_done_;
+    }
+    work_done_.notify_one();
+  }
+}
+
+void AllreduceTransport::synchronize(Model& model, int64_t step, SyncTimes& times) {
+  step_ = step;
+  const double arrival = aligned_now();
+  if (thread_.joinable()) {
+    std::unique_lock lock(mutex_);
+    work_done_.wait(lock, [&] { return buckets_done_ == static_cast<int>(buckets_.size()); });
+    buckets_done_ = 0;
+    times.comm_total = comm_seconds_;
+    comm_seconds_ = 0.0;
+    pending_ = params_in_bucket_;
+    if (error_) std::rethrow_exception(error_);
+  } else {
+    const double start = monotonic_seconds();
+    for (const ArenaRange& bucket : buckets_) allreduce(bucket_options(model, bucket));
+    times.comm_total = monotonic_seconds() - start;
+  }
+  // A ring moves 2·K·(N−1)/N bytes each way per rank.
+  const auto bytes = static_cast<int64_t>(2.0 * static_cast<double>(model.arena().count()) * sizeof(float) *
+                                          (world_ - 1) / world_);
+  times.bytes_sent = bytes;
+  times.bytes_received = bytes;
+  split_wait_and_transfer(arrival, times);
+}
+
+void AllreduceTransport::split_wait_and_transfer(double arrival, SyncTimes& times) {
+  std::vector<double> arrivals(static_cast<size_t>(world_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallgather(&arrival, 1, MPI_DOUBLE, arrivals.data(), 1, MPI_DOUBLE, control_, &request),
+            "MPI_Iallgather");
+  wait_all({&request, 1}, {options_.timeout_seconds, options_.stop_requested, [this] {
+                             return fmt::format("exchange of arrival times after step {}", step_);
+                           }});
+  const auto last = std::max_element(arrivals.begin(), arrivals.end());
+  times.slowest_rank = static_cast<int>(last - arrivals.begin());
+  const double exposed = monotonic_seconds() - (arrival + clock_offset_);
+  times.wait = std::clamp(*last - arrival, 0.0, exposed);
+  times.transfer = std::max(times.comm_total - times.wait, 0.0);
+}
+
+void AllreduceTransport::stop(Model& model) {
+  const uint64_t local = checksum(model.arena().values());
+  std::vector<uint64_t> all(static_cast<size_t>(world_));
+  check_mpi(MPI_Allgather(&local, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, control_), "MPI_Allgather");
+  std::vector<int> differing;
+  for (int r = 0; r < world_; ++r) {
+    if (all[static_cast<size_t>(r)] != all[0]) differing.push_back(r);
+  }
+  summary_["weights_identical"] = differing.empty();
+  summary_["weights_checksum"] = fmt::format("{:016x}", local);
+  if (!differing.empty()) {
+    summary_["ranks_differing_from_rank_0"] = differing;
+    spdlog::error("rank {}: the weights differ across ranks after training (ranks {} differ from rank 0)", rank_,
+                  fmt::join(differing, ", "));
+  }
+}
+
+}  // namespace dtbench

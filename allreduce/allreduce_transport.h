@@ -1,0 +1,87 @@
+#pragma once
+// The MPI transports (`ring`, `mpi`) behind comm/'s Transport: average the gradient arena across
+// the ranks with allreduce(), then run each rank's own optimizer on the identical result.
+//
+// Gradients go as one fused buffer (the whole arena) or as buckets — contiguous arena ranges of
+// about bucket_bytes in reverse layer order. With overlap on, a communication thread reduces each
+// bucket as soon as backward has finished all its parameters, while backward goes on with earlier
+// layers (as PyTorch DDP and Horovod do); the step then only waits for what is left ("exposed"
+// comm), and the report shows that beside the total.
+//
+// Each step the ranks also exchange their arrival times at the synchronisation point, on clocks
+// aligned at start-up, which splits comm into wait (this rank waiting for the last to arrive) and
+// transfer (moving and reducing bytes), and names the slowest rank.
+#include <mpi.h>
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "allreduce/allreduce.h"
+#include "comm/transport.h"
+
+namespace dtbench {
+
+struct AllreduceTransportOptions {
+  AllreduceAlgorithm algorithm = AllreduceAlgorithm::Ring;
+  int64_t bucket_bytes = 0;        // 0: one fused buffer
+  bool overlap = false;            // reduce buckets during backward; needs bucket_bytes > 0
+  int64_t chunk_bytes = 1 << 20;   // ring pipelining unit
+  double timeout_seconds = 60.0;   // a peer silent this long ends the run
+  bool threads_allowed = true;     // MPI gave us MPI_THREAD_MULTIPLE
+  std::function<bool()> stop_requested;
+};
+
+class AllreduceTransport final : public LocalUpdateTransport {
+ public:
+  AllreduceTransport(OptimizerConfig optimizer, AllreduceTransportOptions options);
+  ~AllreduceTransport() override;
+
+  std::string name() const override { return std::string(algorithm_name(options_.algorithm)); }
+  void start(Model& model) override;
+  void stop(Model& model) override;
+  nlohmann::json summary() const override { return summary_; }
+
+ protected:
+  void synchronize(Model& model, int64_t step, SyncTimes& times) override;
+
+ private:
+  AllreduceOptions bucket_options(Model& model, const ArenaRange& bucket);
+  void estimate_clock_offset();
+  double aligned_now() const;
+  void on_gradient_ready(const Param& param);
+  void communicate();  // the overlap thread
+  void split_wait_and_transfer(double arrival, SyncTimes& times);
+
+  AllreduceTransportOptions options_;
+  MPI_Comm comm_ = MPI_COMM_NULL;       // gradients
+  MPI_Comm control_ = MPI_COMM_NULL;    // arrival times, checksums
+  int rank_ = 0;
+  int world_ = 1;
+  double clock_offset_ = 0.0;           // this rank's clock minus rank 0's, seconds
+  Model* model_ = nullptr;
+  std::vector<ArenaRange> buckets_;
+  std::vector<int> bucket_of_param_;    // by parameter index in the arena
+  std::vector<int> params_in_bucket_;
+  std::vector<float> scratch_;
+  int64_t step_ = 0;
+  nlohmann::json summary_;
+
+  // Overlap: the backward thread marks buckets ready; the communication thread reduces them.
+  std::unordered_map<const Param*, int> param_index_;
+  std::vector<int> pending_;            // parameters of each bucket still in backward
+  std::mutex mutex_;
+  std::condition_variable work_ready_;
+  std::condition_variable work_done_;
+  std::deque<int> ready_buckets_;
+  int buckets_done_ = 0;
+  double comm_seconds_ = 0.0;           // the thread's time this step
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+}  // namespace dtbench

@@ -1,0 +1,72 @@
+#include "allreduce/request_wait.h"
+
+#include <sched.h>
+
+#include <thread>
+
+#include "allreduce/mpi_check.h"
+
+namespace dtbench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Polls `done` until it returns true. Spins first (small messages finish in microseconds), then
+// yields, then sleeps briefly so a waiting thread leaves the cores to the computation.
+template <typename Poll>
+void poll_until(Poll done, const WaitPolicy& policy) {
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(policy.timeout_seconds));
+  for (uint64_t attempt = 0;; ++attempt) {
+    if (done()) return;
+    if (attempt < 2000) continue;
+    if ((attempt & 63) == 0) {
+      const auto now = Clock::now();
+      if (now > deadline) {
+        throw IoError(fmt::format("timed out after {:.1f} s: {}", policy.timeout_seconds,
+                                  policy.describe ? policy.describe() : std::string("MPI request")));
+      }
+      if (policy.stop_requested && policy.stop_requested()) {
+        throw IoError(fmt::format("stopped while waiting: {}",
+                                  policy.describe ? policy.describe() : std::string("MPI request")));
+      }
+    }
+    if (attempt < 20000) {
+      sched_yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+}
+
+}  // namespace
+
+void wait_all(std::span<MPI_Request> requests, const WaitPolicy& policy) {
+  if (requests.empty()) return;
+  poll_until(
+      [&] {
+        int flag = 0;
+        check_mpi(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &flag, MPI_STATUSES_IGNORE),
+                  "MPI_Testall");
+        return flag != 0;
+      },
+      policy);
+}
+
+int wait_any(std::span<MPI_Request> requests, const WaitPolicy& policy) {
+  int index = MPI_UNDEFINED;
+  poll_until(
+      [&] {
+        int flag = 0;
+        check_mpi(MPI_Testany(static_cast<int>(requests.size()), requests.data(), &index, &flag,
+                              MPI_STATUS_IGNORE),
+                  "MPI_Testany");
+        return flag != 0;
+      },
+      policy);
+  return index == MPI_UNDEFINED ? -1 : index;
+}
+
+}  // namespace dtbench

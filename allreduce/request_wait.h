@@ -1,0 +1,26 @@
+#pragma once
+// Waiting on MPI requests without hanging: every wait polls with a deadline and a stop flag, so
+// a dead or stalled peer ends the run with an error in bounded time instead of blocking forever.
+#include <mpi.h>
+
+#include <chrono>
+#include <functional>
+#include <span>
+#include <string>
+
+namespace dtbench {
+
+struct WaitPolicy {
+  double timeout_seconds = 60.0;
+  std::function<bool()> stop_requested;  // e.g. a signal arrived
+  // Describes what is being waited for, for the error message ("ring step 2: receive from rank 1").
+  std::function<std::string()> describe;
+};
+
+// Waits until every request completes. IoError on timeout or stop, naming what was awaited.
+void wait_all(std::span<MPI_Request> requests, const WaitPolicy& policy);
+
+// Waits until one of `requests` completes and returns its index, or -1 when all are done.
+int wait_any(std::span<MPI_Request> requests, const WaitPolicy& policy);
+
+}  // namespace dtbench
