@@ -134,7 +134,7 @@ TEST_F(CliTrain, BadInputIsAClearErrorWithExitCode2) {
   EXPECT_NE(r.output.find("mlp"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("3, 32, 32"), std::string::npos) << r.output;
 
-  r = run("train --set transport=ring");
+  r = run("train --set transport=ps-sync");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("not built"), std::string::npos) << r.output;
 }
