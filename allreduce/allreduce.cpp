@@ -17,6 +17,7 @@ void mpi_allreduce(const AllreduceOptions& o) {
   for (int64_t offset = 0; offset < o.count; offset += kMaxPiece) {
     const int length = static_cast<int>(std::min(kMaxPiece, o.count - offset));
     MPI_Request request = MPI_REQUEST_NULL;
+    // A collective cannot be cancelled: after a timeout here the run must end (the caller aborts).
     check_mpi(MPI_Iallreduce(MPI_IN_PLACE, o.buffer + offset, length, MPI_FLOAT, MPI_SUM, o.comm, &request),
               "MPI_Iallreduce");
     WaitPolicy wait = o.wait;

@@ -43,6 +43,14 @@ void poll_until(Poll done, const WaitPolicy& policy) {
 
 }  // namespace
 
+PendingRequests::~PendingRequests() {
+  for (MPI_Request& request : requests_) {
+    if (request == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&request);
+    MPI_Request_free(&request);
+  }
+}
+
 void wait_all(std::span<MPI_Request> requests, const WaitPolicy& policy) {
   if (requests.empty()) return;
   poll_until(

@@ -17,6 +17,19 @@ struct WaitPolicy {
   std::function<std::string()> describe;
 };
 
+// Cancels and frees the requests still pending when it goes out of scope — after a timeout or an
+// error — so a failed collective leaves no receive posted into buffers that are about to go away.
+class PendingRequests {
+ public:
+  explicit PendingRequests(std::span<MPI_Request> requests) : requests_(requests) {}
+  ~PendingRequests();
+  PendingRequests(const PendingRequests&) = delete;
+  PendingRequests& operator=(const PendingRequests&) = delete;
+
+ private:
+  std::span<MPI_Request> requests_;
+};
+
 // Waits until every request completes. IoError on timeout or stop, naming what was awaited.
 void wait_all(std::span<MPI_Request> requests, const WaitPolicy& policy);
 

@@ -54,6 +54,7 @@ void ring_step(const AllreduceOptions& o, int left, int right, const float* out,
   const int send_chunks = chunks_in(out_count, chunk);
   receives.assign(static_cast<size_t>(receive_chunks), MPI_REQUEST_NULL);
   sends.assign(static_cast<size_t>(send_chunks), MPI_REQUEST_NULL);
+  const PendingRequests pending_receives(receives), pending_sends(sends);
   float* landing = reduce ? scratch.data() : in;
   for (int c = 0; c < receive_chunks; ++c) {
     const int64_t begin = c * chunk;

@@ -1,0 +1,127 @@
+// The ring and MPI_Allreduce against a straightforward sum, at the world size mpirun gave (CTest
+// runs this with 1 to 5 ranks), for awkward lengths: 0, 1, 7, fewer elements than ranks, lengths
+// that do not divide by the world size, segments smaller than a chunk and larger ones.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <vector>
+
+#include "allreduce/allreduce.h"
+#include "core/util/error.h"
+#include "core/util/rng.h"
+
+namespace dtbench {
+namespace {
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+int world_size() {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+// Small integers: their sums are exact in float, so the check can be exact.
+float exact_value(int rank, int64_t i) { return static_cast<float>((rank + 1) * ((i % 13) + 1)); }
+
+struct Case {
+  int64_t count;
+  int64_t chunk_bytes;
+};
+
+class Allreduce : public ::testing::TestWithParam<AllreduceAlgorithm> {};
+
+TEST_P(Allreduce, SumMatchesAStraightforwardSumForAwkwardLengths) {
+  const int rank = world_rank(), world = world_size();
+  const std::vector<Case> cases = {{0, 1 << 20},  {1, 1 << 20},     {7, 1 << 20},      {world - 1 > 0 ? world - 1 : 1, 4},
+                                   {100, 8},      {1001, 64},       {4099, 1 << 20},   {1 << 20, 4096},
+                                   {3000017, 1 << 18}};
+  std::vector<float> scratch;
+  for (const Case& c : cases) {
+    std::vector<float> buffer(static_cast<size_t>(c.count));
+    for (int64_t i = 0; i < c.count; ++i) buffer[static_cast<size_t>(i)] = exact_value(rank, i);
+    AllreduceOptions options;
+    options.buffer = buffer.data();
+    options.count = c.count;
+    options.comm = MPI_COMM_WORLD;
+    options.algorithm = GetParam();
+    options.average = false;
+    options.chunk_bytes = c.chunk_bytes;
+    options.scratch = &scratch;
+    options.wait.timeout_seconds = 30;
+    allreduce(options);
+    const float ranks_sum = static_cast<float>(world * (world + 1) / 2);
+    int64_t mismatches = 0;
+    for (int64_t i = 0; i < c.count; ++i) {
+      const float expected = ranks_sum * static_cast<float>((i % 13) + 1);
+      if (buffer[static_cast<size_t>(i)] != expected && mismatches++ < 3) {
+        ADD_FAILURE() << "count " << c.count << " chunk " << c.chunk_bytes << " element " << i << ": "
+                      << buffer[static_cast<size_t>(i)] << " != " << expected;
+      }
+    }
+    EXPECT_EQ(mismatches, 0) << "count " << c.count << " on " << world << " ranks";
+  }
+}
+
+TEST_P(Allreduce, AverageOfRandomValuesMatchesADoubleReference) {
+  const int rank = world_rank(), world = world_size();
+  const int64_t count = 12345;
+  auto values_of = [&](int r) {
+    Rng rng = Rng::derive(99, static_cast<uint64_t>(r));
+    std::vector<float> v(static_cast<size_t>(count));
+    for (float& x : v) x = rng.normal();
+    return v;
+  };
+  std::vector<double> expected(static_cast<size_t>(count), 0.0);
+  for (int r = 0; r < world; ++r) {
+    const auto v = values_of(r);
+    for (int64_t i = 0; i < count; ++i) expected[static_cast<size_t>(i)] += v[static_cast<size_t>(i)] / world;
+  }
+  std::vector<float> buffer = values_of(rank);
+  AllreduceOptions options;
+  options.buffer = buffer.data();
+  options.count = count;
+  options.comm = MPI_COMM_WORLD;
+  options.algorithm = GetParam();
+  options.chunk_bytes = 1024;
+  allreduce(options);
+  for (int64_t i = 0; i < count; ++i) {
+    ASSERT_NEAR(buffer[static_cast<size_t>(i)], expected[static_cast<size_t>(i)], 1e-5) << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, Allreduce, ::testing::Values(AllreduceAlgorithm::Ring, AllreduceAlgorithm::Mpi),
+                         [](const auto& info) { return std::string(algorithm_name(info.param)); });
+
+TEST(RingAllreduce, ASilentPeerIsATimeoutNamingTheRanks) {
+  const int rank = world_rank(), world = world_size();
+  if (world < 2) GTEST_SKIP() << "needs two ranks";
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  if (rank == 0) {
+    std::vector<float> buffer(1000, 1.0f);
+    AllreduceOptions options;
+    options.buffer = buffer.data();
+    options.count = 1000;
+    options.comm = comm;
+    options.wait.timeout_seconds = 0.5;
+    try {
+      ring_allreduce(options);
+      ADD_FAILURE() << "the ring finished although rank 1 never joined";
+    } catch (const IoError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find("timed out"), std::string::npos) << message;
+      EXPECT_NE(message.find("rank 0 waiting for rank"), std::string::npos) << message;
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Comm_free(&comm);
+}
+
+}  // namespace
+}  // namespace dtbench
