@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "unit/cli_helpers.h"
+
 extern char** environ;
 
 namespace dtbench {
@@ -22,32 +24,14 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;
-};
+using testing::only_child;
+using testing::Outcome;
+using testing::read_json;
+using testing::shell;
 
 std::string mpirun(int ranks) {
   return std::string(MPIEXEC) + " --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " +
          DTBENCH_BINARY;
-}
-
-Outcome shell(const std::string& command) {
-  Outcome run;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) run.output.append(buffer, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
-
-fs::path only_child(const fs::path& dir) {
-  std::vector<fs::path> found;
-  if (fs::exists(dir)) {
-    for (const auto& entry : fs::directory_iterator(dir)) found.push_back(entry.path());
-  }
-  return found.size() == 1 ? found.front() : fs::path();
 }
 
 std::vector<float> read_weights(const fs::path& file) {
@@ -57,32 +41,19 @@ std::vector<float> read_weights(const fs::path& file) {
   return values;
 }
 
-nlohmann::json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  return nlohmann::json::parse(in);
-}
-
-class Distributed : public ::testing::Test {
+class Distributed : public testing::TempDirTest {
  protected:
   void SetUp() override {
+    TempDirTest::SetUp();
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-    root_ = fs::temp_directory_path() /
-            ("dtbench-dist-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-    const Outcome synth = shell(std::string(DTBENCH_BINARY) + " data synth --format cifar10 --train 1600 --test 64 --seed 4 --out " +
-                            (root_ / "data").string());
-    ASSERT_EQ(synth.exit_code, 0) << synth.output;
+    synth("cifar10", 1600, 64, "data");
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   std::string common(const std::string& output) const {
     return " train --set model=lenet5 --set dataset.format=cifar10 --set dataset.path=" + (root_ / "data").string() +
            " --set output=" + (root_ / output).string() + " --set threads=1 --set seed=11";
   }
-
-  fs::path root_;
 };
 
 TEST_F(Distributed, RingAndMpiWithFourRanksMatchOneRankWithTheGlobalBatch) {

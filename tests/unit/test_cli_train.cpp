@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "unit/cli_helpers.h"
+
 extern char** environ;
 
 namespace dtbench {
@@ -19,59 +21,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Result run(const std::string& arguments) {
-  const std::string command = std::string(DTBENCH_BINARY) + " " + arguments + " 2>&1";
-  Result result;
-  FILE* pipe = popen(command.c_str(), "r");
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-nlohmann::json read_json(const fs::path& path) {
-  std::ifstream file(path);
-  return nlohmann::json::parse(file);
-}
+using testing::dtbench;
+using testing::Outcome;
+using testing::read_json;
 
 fs::path only_run_directory(const fs::path& runs) {
-  std::vector<fs::path> found;
-  for (const auto& entry : fs::directory_iterator(runs)) found.push_back(entry.path());
-  EXPECT_EQ(found.size(), 1u);
-  return found.empty() ? fs::path() : found.front();
+  const fs::path dir = testing::only_child(runs);
+  EXPECT_FALSE(dir.empty()) << "expected one run directory in " << runs;
+  return dir;
 }
 
-class CliTrain : public ::testing::Test {
- protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("dtbench-cli-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
-  fs::path synth(const std::string& format, int train, int test) {
-    const fs::path dir = root_ / format;
-    const Result r = run("data synth --format " + format + " --out " + dir.string() + " --train " +
-                         std::to_string(train) + " --test " + std::to_string(test) + " --seed 3");
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    return dir;
-  }
-
-  fs::path root_;
-};
+class CliTrain : public testing::TempDirTest {};
 
 TEST_F(CliTrain, TrainsOnSyntheticIdxAndWritesACompleteReport) {
   const fs::path data = synth("idx", 1024, 256);
   const fs::path runs = root_ / "runs";
-  const Result r = run("train --set model=mlp --set dataset.path=" + data.string() + " --set output=" +
+  const Outcome r = dtbench("train --set model=mlp --set dataset.path=" + data.string() + " --set output=" +
                        runs.string() + " --set epochs=2 --set batch=32 --set threads=1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("Per-phase breakdown"), std::string::npos) << r.output;
@@ -103,7 +68,7 @@ TEST_F(CliTrain, TrainsOnSyntheticIdxAndWritesACompleteReport) {
 
 TEST_F(CliTrain, TrainsLenetOnUncachedAugmentedCifar) {
   const fs::path data = synth("cifar10", 256, 64);
-  const Result r = run("train --set model=lenet5 --set dataset.format=cifar10 --set dataset.path=" +
+  const Outcome r = dtbench("train --set model=lenet5 --set dataset.format=cifar10 --set dataset.path=" +
                        data.string() + " --set dataset.cache=false --set dataset.augment=true --set output=" +
                        (root_ / "runs").string() + " --set steps=5 --set batch=16 --set optimizer.name=adam" +
                        " --set optimizer.lr=0.001");
@@ -115,26 +80,26 @@ TEST_F(CliTrain, TrainsLenetOnUncachedAugmentedCifar) {
 }
 
 TEST_F(CliTrain, BadInputIsAClearErrorWithExitCode2) {
-  Result r = run("train --set dataset.path=" + (root_ / "absent").string());
+  Outcome r = dtbench("train --set dataset.path=" + (root_ / "absent").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find((root_ / "absent").string()), std::string::npos) << r.output;
 
-  r = run("train --set optimizer.lrate=0.1");
+  r = dtbench("train --set optimizer.lrate=0.1");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("optimizer.lrate"), std::string::npos) << r.output;
 
-  r = run("train --config " + (root_ / "missing.yaml").string());
+  r = dtbench("train --config " + (root_ / "missing.yaml").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("missing.yaml"), std::string::npos) << r.output;
 
   const fs::path data = synth("cifar10", 64, 16);
-  r = run("train --set model=mlp --set dataset.format=cifar10 --set dataset.path=" + data.string() +
+  r = dtbench("train --set model=mlp --set dataset.format=cifar10 --set dataset.path=" + data.string() +
           " --set output=" + (root_ / "runs").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("mlp"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("3, 32, 32"), std::string::npos) << r.output;
 
-  r = run("train --set transport=ps-sync");
+  r = dtbench("train --set transport=ps-sync");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("not built"), std::string::npos) << r.output;
 }

@@ -1,0 +1,73 @@
+#pragma once
+// Running the dtbench binary (or mpirun with it) from a test, and reading what it wrote.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dtbench::testing {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs a shell command line and collects its output and exit code.
+inline Outcome shell(const std::string& command) {
+  Outcome outcome;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) outcome.output.append(buffer, n);
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+// `dtbench <arguments>`.
+inline Outcome dtbench(const std::string& arguments) { return shell(std::string(DTBENCH_BINARY) + " " + arguments); }
+
+inline nlohmann::json read_json(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  return nlohmann::json::parse(file);
+}
+
+// The single entry of `dir` (a run directory under an output folder), or an empty path.
+inline std::filesystem::path only_child(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> found;
+  if (std::filesystem::exists(dir)) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) found.push_back(entry.path());
+  }
+  return found.size() == 1 ? found.front() : std::filesystem::path();
+}
+
+// A fresh temporary directory per test, removed afterwards.
+class TempDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("dtbench-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name()) +
+             "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_);
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  // `dtbench data synth` into root/<name>.
+  std::filesystem::path synth(const std::string& format, int train, int test, const std::string& name = "") {
+    const std::filesystem::path dir = root_ / (name.empty() ? format : name);
+    const Outcome r = dtbench("data synth --format " + format + " --out " + dir.string() + " --train " +
+                              std::to_string(train) + " --test " + std::to_string(test) + " --seed 3");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return dir;
+  }
+
+  std::filesystem::path root_;
+};
+
+}  // namespace dtbench::testing
