@@ -218,7 +218,12 @@ void add_train_command(CLI::App& app) {
   auto options = std::make_shared<TrainOptions>();
   command->add_option("--config", options->config, "Blueprint YAML (default: the built-in LeNet-5 / Fashion-MNIST)");
   command->add_option("--set", options->overrides, "Override a blueprint key: --set optimizer.lr=0.1");
-  command->callback([options] { run_training(*options); });
+  auto iface = std::make_shared<std::string>();
+  command->add_option("--iface", *iface, "Network interface for the workers' traffic (same as --set comm.iface=NAME)");
+  command->callback([options, iface] {
+    if (!iface->empty()) options->overrides.push_back("comm.iface=" + *iface);
+    run_training(*options);
+  });
 }
 
 }  // namespace dtbench
