@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -21,8 +22,17 @@ nlohmann::json sync_json(const SyncTimes& t) {
           {"bytes_sent", t.bytes_sent}, {"bytes_received", t.bytes_received}};
 }
 
+nlohmann::json operators_json(const std::map<std::string, OperatorTime>& operators) {
+  nlohmann::json result = nlohmann::json::object();
+  for (const auto& [kind, t] : operators) {
+    result[kind] = {{"forward_s", t.forward_seconds}, {"backward_s", t.backward_seconds},
+                    {"forward_calls", t.forward_calls}, {"backward_calls", t.backward_calls}};
+  }
+  return result;
+}
+
 nlohmann::json epoch_json(const EpochResult& e) {
-  return {{"epoch", e.epoch},
+  nlohmann::json epoch = {{"epoch", e.epoch},
           {"steps", e.phases.steps},
           {"images", e.images},
           {"train_seconds", e.train_seconds},
@@ -36,6 +46,8 @@ nlohmann::json epoch_json(const EpochResult& e) {
           {"phases", phases_json(e.phases)},
           {"comm_split", sync_json(e.sync_total)},
           {"slowest_rank_steps", e.slowest_rank_steps}};
+  if (!e.operators.empty()) epoch["operators"] = operators_json(e.operators);
+  return epoch;
 }
 
 // Phase statistics over several epochs, weighted by their steps (the median and p95 of the
@@ -251,6 +263,24 @@ std::string workers_table(const std::vector<std::string>& reports) {
                        1e3 * row.wait, 1e3 * row.transfer, row.steps_last_to_arrive);
   }
   out += fmt::format("  slowest worker (longest compute per step): rank {}\n", slowest_worker(rows));
+  return out;
+}
+
+std::string operators_table(const std::map<std::string, OperatorTime>& operators, int64_t steps) {
+  if (operators.empty() || steps == 0) return "";
+  double total = 0.0;
+  for (const auto& [kind, t] : operators) total += t.forward_seconds + t.backward_seconds;
+  std::vector<std::pair<std::string, OperatorTime>> rows(operators.begin(), operators.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.second.forward_seconds + a.second.backward_seconds > b.second.forward_seconds + b.second.backward_seconds;
+  });
+  std::string out = fmt::format("Per operator, ms per step (forward + backward inside training)\n");
+  out += fmt::format("  {:<20} {:>10} {:>11} {:>7}\n", "operator", "forward", "backward", "share");
+  for (const auto& [kind, t] : rows) {
+    const auto per_step = [&](double seconds) { return 1e3 * seconds / static_cast<double>(steps); };
+    out += fmt::format("  {:<20} {:>10.3f} {:>11.3f} {:>6.1f}%\n", kind, per_step(t.forward_seconds),
+                       per_step(t.backward_seconds), 100.0 * (t.forward_seconds + t.backward_seconds) / total);
+  }
   return out;
 }
 

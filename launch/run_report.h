@@ -1,6 +1,7 @@
 #pragma once
 // report.json — the run's summary: blueprint, provenance, data, model, per-epoch phase statistics,
 // accuracy and loss, speed and memory — and the per-phase breakdown table printed at the end.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,9 @@ std::string breakdown_table(const std::vector<EpochResult>& epochs);
 // of each phase with the slowest worker named (stragglers set the pace of synchronous training).
 nlohmann::json workers_json(const std::vector<std::string>& worker_reports);
 std::string workers_table(const std::vector<std::string>& worker_reports);
+
+// Forward and backward ms per step by operator kind, largest first; empty when not timed.
+std::string operators_table(const std::map<std::string, OperatorTime>& operators, int64_t steps);
 
 // One line per epoch: loss, accuracy, images/s.
 std::string epochs_table(const std::vector<EpochResult>& epochs);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/profile/operator_times.h"
 #include "core/tensor/param_arena.h"
 #include "core/tensor/tensor.h"
 
@@ -51,9 +52,12 @@ class Layer {
 
   void set_needs_input_grad(bool needs) { needs_input_grad_ = needs; }
   bool needs_input_grad() const { return needs_input_grad_; }
+  // Composite layers time the layers they run (and their own work) into `times` when it is set.
+  void set_operator_times(OperatorTimes* times) { operator_times_ = times; }
 
  protected:
   bool needs_input_grad_ = true;
+  OperatorTimes* operator_times_ = nullptr;
 };
 
 }  // namespace dtbench

@@ -6,37 +6,49 @@
 
 namespace dtbench {
 
+namespace {
+const std::string kAddKind = "residual add+relu";
+}  // namespace
+
 void Sequential::add(std::string name, std::unique_ptr<Layer> layer) {
   if (name.empty()) name = std::to_string(layers_.size());
-  layers_.emplace_back(std::move(name), std::move(layer));
+  const bool leaf = layer->children().empty();
+  std::string kind = layer->kind();
+  layers_.push_back({std::move(name), std::move(layer), std::move(kind), leaf});
 }
 
 Shape Sequential::configure(const Shape& sample_input) {
   // Before configuring: a composite first layer passes the flag on to its own first layer.
-  if (!layers_.empty()) layers_.front().second->set_needs_input_grad(needs_input_grad_);
+  if (!layers_.empty()) layers_.front().layer->set_needs_input_grad(needs_input_grad_);
   Shape shape = sample_input;
-  for (auto& [name, layer] : layers_) shape = layer->configure(shape);
+  for (auto& entry : layers_) shape = entry.layer->configure(shape);
   return shape;
 }
 
 const Tensor& Sequential::forward(const Tensor& input, Mode mode) {
   const Tensor* x = &input;
-  for (auto& [name, layer] : layers_) x = &layer->forward(*x, mode);
+  for (auto& entry : layers_) {
+    ScopedOperatorTimer timer(entry.leaf ? operator_times_ : nullptr, entry.kind, false);
+    x = &entry.layer->forward(*x, mode);
+  }
   return *x;
 }
 
 Tensor& Sequential::backward(Tensor& grad_output) {
   Tensor* grad = &grad_output;
   for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
-    grad = &it->second->backward(*grad);
-    if (observer_ != nullptr) (*observer_)(*it->second);
+    {
+      ScopedOperatorTimer timer(it->leaf ? operator_times_ : nullptr, it->kind, true);
+      grad = &it->layer->backward(*grad);
+    }
+    if (observer_ != nullptr) (*observer_)(*it->layer);
   }
   return *grad;
 }
 
 std::vector<std::pair<std::string, Layer*>> Sequential::children() {
   std::vector<std::pair<std::string, Layer*>> result;
-  for (auto& [name, layer] : layers_) result.emplace_back(name, layer.get());
+  for (auto& entry : layers_) result.emplace_back(entry.name, entry.layer.get());
   return result;
 }
 
@@ -61,6 +73,7 @@ Shape Residual::configure(const Shape& sample_input) {
 const Tensor& Residual::forward(const Tensor& input, Mode mode) {
   const Tensor& main_out = main_->forward(input, mode);
   const Tensor& shortcut_out = shortcut_->empty() ? input : shortcut_->forward(input, mode);
+  ScopedOperatorTimer timer(operator_times_, kAddKind, false);
   output_.resize(main_out.shape());
   const float* a = main_out.data();
   const float* b = shortcut_out.data();
@@ -71,21 +84,24 @@ const Tensor& Residual::forward(const Tensor& input, Mode mode) {
 }
 
 Tensor& Residual::backward(Tensor& grad_output) {
-  // Through the final ReLU, in place: the output is positive exactly where the sum was.
   float* g = grad_output.data();
-  const float* y = output_.data();
   const int64_t count = grad_output.numel();
-  for (int64_t i = 0; i < count; ++i) g[i] = y[i] > 0.0f ? g[i] : 0.0f;
-
-  // The main branch may overwrite its gradient buffer, so the shortcut gets a copy.
-  shortcut_grad_.resize(grad_output.shape());
-  std::copy_n(g, count, shortcut_grad_.data());
+  {
+    ScopedOperatorTimer timer(operator_times_, kAddKind, true);
+    // Through the final ReLU, in place: the output is positive exactly where the sum was.
+    const float* y = output_.data();
+    for (int64_t i = 0; i < count; ++i) g[i] = y[i] > 0.0f ? g[i] : 0.0f;
+    // The main branch may overwrite its gradient buffer, so the shortcut gets a copy.
+    shortcut_grad_.resize(grad_output.shape());
+    std::copy_n(g, count, shortcut_grad_.data());
+  }
   Tensor& main_grad = main_->backward(grad_output);
   if (!needs_input_grad_) {
     if (!shortcut_->empty()) shortcut_->backward(shortcut_grad_);
     return main_grad;
   }
   Tensor& other_grad = shortcut_->empty() ? shortcut_grad_ : shortcut_->backward(shortcut_grad_);
+  ScopedOperatorTimer timer(operator_times_, kAddKind, true);
   float* sum = main_grad.data();
   const float* add = other_grad.data();
   const int64_t input_count = main_grad.numel();

@@ -22,7 +22,7 @@ class Sequential : public Layer {
   // Called after each child's backward, so the model can tell which gradients are final.
   void set_backward_observer(const std::function<void(Layer&)>* observer) { observer_ = observer; }
   bool empty() const { return layers_.empty(); }
-  Layer& front() { return *layers_.front().second; }
+  Layer& front() { return *layers_.front().layer; }
 
   std::string kind() const override { return "sequential"; }
   Shape configure(const Shape& sample_input) override;
@@ -31,7 +31,13 @@ class Sequential : public Layer {
   std::vector<std::pair<std::string, Layer*>> children() override;
 
  private:
-  std::vector<std::pair<std::string, std::unique_ptr<Layer>>> layers_;
+  struct Entry {
+    std::string name;
+    std::unique_ptr<Layer> layer;
+    std::string kind;  // layer->kind(), kept for operator timing
+    bool leaf;         // no children: timed here (composites time their own parts)
+  };
+  std::vector<Entry> layers_;
   const std::function<void(Layer&)>* observer_ = nullptr;
 };
 

@@ -74,3 +74,11 @@ void Model::set_gradient_ready_hook(std::function<void(const Param&)> hook) {
 }
 
 }  // namespace dtbench
+
+namespace dtbench {
+
+void Model::set_operator_times(OperatorTimes* times) {
+  for (Layer* layer : all_layers_) layer->set_operator_times(times);
+}
+
+}  // namespace dtbench

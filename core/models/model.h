@@ -38,6 +38,8 @@ class Model {
   // the same on every worker), so a transport can start sending while backward goes on.
   // An empty function removes the hook.
   void set_gradient_ready_hook(std::function<void(const Param&)> hook);
+  // Times every layer's forward and backward into `times` by operator kind; null turns it off.
+  void set_operator_times(OperatorTimes* times);
 
   ParamArena& arena() { return arena_; }
   const ParamArena& arena() const { return arena_; }

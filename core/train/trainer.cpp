@@ -56,6 +56,8 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
   result.epoch = epoch;
   profiler_.begin_epoch(epoch);
   train_.start_epoch(epoch);
+  operator_times_.clear();
+  model_.set_operator_times(options_.time_operators ? &operator_times_ : nullptr);
   const int64_t steps_in_epoch = train_.batches_per_epoch();
   double loss_sum = 0.0;
   int64_t correct = 0;
@@ -116,7 +118,9 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
                     rate, eta);
     }
   }
+  model_.set_operator_times(nullptr);  // evaluation is not a training step
   result.phases = profiler_.end_epoch();
+  result.operators = operator_times_.by_kind();
   if (result.images > 0) {
     result.train = {loss_sum / static_cast<double>(result.images),
                     static_cast<double>(correct) / static_cast<double>(result.images), result.images};

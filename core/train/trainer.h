@@ -5,6 +5,8 @@
 // a run that fails later still leaves what it completed).
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "core/data/loader.h"
@@ -21,6 +23,7 @@ struct TrainerOptions {
   bool show_progress = true;          // one worker (rank 0) shows progress
   // Asked before every step; true ends the run with an error (a signal arrived, say).
   std::function<bool()> stop_requested;
+  bool time_operators = false;        // per-operator forward/backward times in each epoch's result
 };
 
 struct Evaluation {
@@ -34,6 +37,7 @@ struct EpochResult {
   EpochPhases phases;
   SyncTimes sync_total;            // comm split summed over the epoch's steps
   std::vector<int64_t> slowest_rank_steps;  // per rank: steps at which it arrived last
+  std::map<std::string, OperatorTime> operators;  // training steps only; empty unless timed
   Evaluation train;                // running loss and accuracy over the epoch's batches
   Evaluation test;
   int64_t images = 0;              // trained on by this worker
@@ -63,6 +67,7 @@ class Trainer {
   TrainerOptions options_;
   Profiler profiler_;
   Tensor grad_logits_;
+  OperatorTimes operator_times_;
 };
 
 }  // namespace dtbench
