@@ -70,6 +70,7 @@ void AllreduceTransport::start(Model& model) {
   wait_all(requests, {options_.timeout_seconds, options_.stop_requested,
                       [] { return std::string("broadcast of rank 0's initial weights"); }});
   estimate_clock_offset();
+  if (options_.algorithm == AllreduceAlgorithm::Mpi && options_.threads_allowed) watchdog_ = std::make_unique<Watchdog>();
 
   buckets_ = options_.bucket_bytes > 0 ? arena.buckets(options_.bucket_bytes)
                                        : std::vector<ArenaRange>{{0, arena.count()}};
@@ -111,6 +112,7 @@ AllreduceOptions AllreduceTransport::bucket_options(Model& model, const ArenaRan
   o.algorithm = options_.algorithm;
   o.chunk_bytes = options_.chunk_bytes;
   o.scratch = &scratch_;
+  o.watchdog = watchdog_.get();
   o.wait = {options_.timeout_seconds, options_.stop_requested, [this] {
               return fmt::format("rank {} at step {}; every rank had completed step {}", rank_, step_, step_ - 1);
             }};

@@ -9,8 +9,9 @@
 
 namespace dtbench {
 
-// value(rank, i) = (rank + 1) · (1 + i mod period), period chosen from the world size so that the
-// sum over ranks, world(world+1)/2 · period at most, stays exact. The index dependence catches a
+// value(rank, i) = (rank + 1) · (1 + i mod period), the period chosen from the world size so that
+// the sum over ranks, world(world+1)/2 · period at most, stays below 2^24 (beyond ~5,800 ranks the
+// rank factor repeats, for the same reason). The index dependence catches a
 // segment delivered to the wrong place; the rank dependence a contribution lost or added twice.
 void fill_allreduce_pattern(std::span<float> buffer, int rank, int world);
 

@@ -112,6 +112,32 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
   chain.back()[parts.back()] = YAML::Load(value.empty() ? "''" : value);
 }
 
+// ps.servers: "host:port,host:port" or a YAML list of host:port; every entry must have a port.
+void read_server_list(const YAML::Node& node, const std::string& source, std::vector<std::string>& servers) {
+  if (!node || node.IsNull()) return;
+  std::vector<std::string> entries;
+  if (node.IsSequence()) {
+    for (const auto& item : node) entries.push_back(item.as<std::string>());
+  } else if (node.IsScalar()) {
+    std::stringstream stream(node.as<std::string>());
+    for (std::string entry; std::getline(stream, entry, ',');) entries.push_back(entry);
+  } else {
+    fail_input("{}: key 'ps.servers': expected host:port[,host:port...] or a list of them", source);
+  }
+  servers.clear();
+  for (std::string entry : entries) {
+    entry.erase(0, entry.find_first_not_of(" \t"));
+    entry.erase(entry.find_last_not_of(" \t") + 1);
+    if (entry.empty()) continue;
+    const auto colon = entry.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == entry.size() ||
+        entry.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
+      fail_input("{}: key 'ps.servers': '{}' is not host:port (e.g. 10.0.0.5:50051)", source, entry);
+    }
+    servers.push_back(entry);
+  }
+}
+
 }  // namespace
 
 std::string_view default_blueprint_text() { return kDefaultBlueprint; }
@@ -167,6 +193,21 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
   comm.read("timeout_s", bp.comm.timeout_s);
   comm.read("iface", bp.comm.iface);
   comm.reject_unknown();
+
+  Section ps(top.child("ps"), source, "ps");
+  read_server_list(ps.child("servers"), source, bp.ps.servers);
+  ps.read("placement", bp.ps.placement);
+  ps.read("key_kb", bp.ps.key_kb);
+  ps.read("timeout_s", bp.ps.timeout_s);
+  ps.read("retries", bp.ps.retries);
+  ps.read("max_staleness", bp.ps.max_staleness);
+  ps.read("checkpoint_every", bp.ps.checkpoint_every);
+  ps.read("run_id", bp.ps.run_id);
+  ps.read("auth_token_file", bp.ps.auth_token_file);
+  ps.read("tls_ca", bp.ps.tls_ca);
+  ps.read("tls_cert", bp.ps.tls_cert);
+  ps.read("tls_key", bp.ps.tls_key);
+  ps.reject_unknown();
   top.read("save_weights", bp.save_weights);
   top.reject_unknown();
 
@@ -181,6 +222,21 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
   require(bp.comm.chunk_kb >= 1, source, "comm.chunk_kb", "an integer >= 1", std::to_string(bp.comm.chunk_kb));
   require(bp.comm.timeout_s > 0, source, "comm.timeout_s", "a number > 0", fmt::format("{}", bp.comm.timeout_s));
   require_one_of(source, "transport", bp.transport, {"none", "ring", "mpi", "ps-sync", "ps-async"});
+  require_one_of(source, "ps.placement", bp.ps.placement, {"balanced", "hash"});
+  require(bp.ps.key_kb >= 1, source, "ps.key_kb", "an integer >= 1", std::to_string(bp.ps.key_kb));
+  require(bp.ps.timeout_s > 0, source, "ps.timeout_s", "a number > 0", fmt::format("{}", bp.ps.timeout_s));
+  require(bp.ps.retries >= 0, source, "ps.retries", "an integer >= 0", std::to_string(bp.ps.retries));
+  require(bp.ps.max_staleness >= 0, source, "ps.max_staleness", "an integer >= 0 (0: unbounded)",
+          std::to_string(bp.ps.max_staleness));
+  require(bp.ps.checkpoint_every >= 0, source, "ps.checkpoint_every", "an integer >= 0 (0: at shutdown only)",
+          std::to_string(bp.ps.checkpoint_every));
+  require(bp.ps.tls_cert.empty() == bp.ps.tls_key.empty(), source, "ps.tls_cert", "ps.tls_cert and ps.tls_key together",
+          bp.ps.tls_cert.empty() ? "only ps.tls_key" : "only ps.tls_cert");
+  if ((bp.transport == "ps-sync" || bp.transport == "ps-async") && bp.ps.servers.empty()) {
+    fail_input("{}: transport {} needs parameter servers: set ps.servers (e.g. --set ps.servers=host:50051,host:50052)",
+               source, bp.transport);
+  }
+  if (bp.ps.run_id.empty()) bp.ps.run_id = bp.name;
   require_one_of(source, "dataset.format", bp.data.format, {"idx", "cifar10", "cifar100"});
   require_one_of(source, "optimizer.name", bp.optimizer.name, {"sgd", "adam"});
   require(bp.optimizer.learning_rate > 0, source, "optimizer.lr", "a number > 0",

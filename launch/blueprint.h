@@ -30,6 +30,22 @@ struct CommBlueprint {
   std::string iface;         // network interface for MPI's TCP traffic (btl_tcp_if_include)
 };
 
+// Parameter servers (transport ps-sync / ps-async; `dtbench ps` reads the same section).
+struct PsBlueprint {
+  std::vector<std::string> servers;  // host:port in shard order ("a:1,b:2" or a YAML list)
+  std::string placement = "balanced";  // balanced | hash: how keys are dealt to the servers
+  int64_t key_kb = 256;           // largest key; bigger parameters are cut into keys of this size
+  double timeout_s = 60.0;        // sync: a missing worker fails the step; calls give up after this
+  int64_t retries = 4;            // further attempts of a call to a server that is unreachable
+  int64_t max_staleness = 0;      // async: a worker this many pushes ahead waits; 0: unbounded
+  int64_t checkpoint_every = 0;   // servers: checkpoint every this many updates; 0: at shutdown only
+  std::string run_id;             // servers refuse workers of another run; empty: the blueprint's name
+  std::string auth_token_file;    // shared token, sent with (and required on) every call
+  std::string tls_ca;             // PEM CA that signed the servers' certificates: connect with TLS
+  std::string tls_cert;           // worker certificate and key, for servers that require one
+  std::string tls_key;
+};
+
 struct Blueprint {
   std::string name = "run";
   std::string model = "lenet5";
@@ -42,6 +58,7 @@ struct Blueprint {
   int threads = 0;  // BLAS threads; 0: one per core
   std::string transport = "none";
   CommBlueprint comm;
+  PsBlueprint ps;
   bool save_weights = false;  // write the final weights to weights.bin in the run directory
   std::string output = "runs";
 

@@ -1,6 +1,6 @@
 // dtbench bench step: the time of one training step's forward (with the loss), backward and
 // optimizer update for a model at a batch size, on random data: warm-up steps first, then the
-// median of the timed steps.
+// median of the timed steps. `bench allreduce` lives in bench_allreduce.cpp and registers here.
 #include <algorithm>
 #include <chrono>
 
@@ -11,6 +11,7 @@
 #include "core/optim/optimizer.h"
 #include "core/util/blas.h"
 #include "core/util/rng.h"
+#include "launch/bench_allreduce.h"
 #include "launch/commands.h"
 #include "launch/provenance.h"
 #include "launch/shape_option.h"
@@ -101,9 +102,10 @@ void add_step_bench(CLI::App& bench) {
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  auto* bench = app.add_subcommand("bench", "Benchmarks (not tests): step");
+  auto* bench = app.add_subcommand("bench", "Benchmarks (not tests): step, allreduce");
   bench->require_subcommand(1);
   add_step_bench(*bench);
+  add_allreduce_bench(*bench);
 }
 
 }  // namespace dtbench

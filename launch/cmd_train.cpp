@@ -20,6 +20,7 @@
 #include "launch/commands.h"
 #include "launch/run_directory.h"
 #include "launch/run_report.h"
+#include "paramserver/register.h"
 
 namespace dtbench {
 
@@ -37,6 +38,8 @@ void request_stop(int signal) { stop_signal = signal; }
 struct TrainOptions {
   std::string config;
   std::vector<std::string> overrides;
+  int rank = 0;
+  int world = 1;
 };
 
 // What this process is in the run: rank, world, and how to talk to the others.
@@ -67,10 +70,15 @@ nlohmann::json data_json(const Blueprint& bp, const DatasetPair& data) {
           {"sources", data.train->sources()}};
 }
 
-Worker join_run(const Blueprint& bp) {
+Worker join_run(const Blueprint& bp, const TrainOptions& options) {
   Worker worker;
   const bool allreduce = bp.transport == "ring" || bp.transport == "mpi";
-  if (allreduce || MpiSession::launched_by_mpi()) {
+  const bool ps = bp.transport == "ps-sync" || bp.transport == "ps-async";
+  if (ps && !MpiSession::launched_by_mpi()) {
+    const PsTransportOptions ps_options = ps_transport_options(bp, options.rank, options.world);
+    register_ps_transports(ps_options);
+    worker.channel = make_ps_channel(ps_options, options.rank, options.world);
+  } else if (allreduce || MpiSession::launched_by_mpi()) {
     if (!bp.comm.iface.empty()) setenv("OMPI_MCA_btl_tcp_if_include", bp.comm.iface.c_str(), 1);
     worker.mpi = std::make_unique<MpiSession>();
     worker.channel = worker.mpi->control_channel();
@@ -80,6 +88,7 @@ Worker join_run(const Blueprint& bp) {
                                    .timeout_seconds = bp.comm.timeout_s,
                                    .threads_allowed = worker.mpi->thread_multiple(),
                                    .stop_requested = [] { return stop_signal != 0; }});
+    if (ps) register_ps_transports(ps_transport_options(bp, worker.rank(), worker.world()));
     if (worker.world() > 1 && bp.transport == "none") {
       fail_input("{} workers were started but transport is 'none': choose ring or mpi (--set transport=ring)",
                  worker.world());
@@ -198,11 +207,11 @@ void train_as_worker(const Blueprint& bp, Worker& worker) {
 
 void run_training(const TrainOptions& options) {
   const Blueprint bp = resolve_blueprint(options);
-  Worker worker = join_run(bp);
+  Worker worker = join_run(bp, options);
   try {
     train_as_worker(bp, worker);
   } catch (const std::exception& error) {
-    if (worker.world() > 1) {
+    if (worker.mpi && worker.world() > 1) {
       // One rank's error ends the job: the others may be waiting for this rank.
       spdlog::error("rank {}: {}", worker.rank(), error.what());
       MpiSession::abort(dynamic_cast<const InputError*>(&error) != nullptr ? 2 : 1);
@@ -218,6 +227,8 @@ void add_train_command(CLI::App& app) {
   auto options = std::make_shared<TrainOptions>();
   command->add_option("--config", options->config, "Blueprint YAML (default: the built-in LeNet-5 / Fashion-MNIST)");
   command->add_option("--set", options->overrides, "Override a blueprint key: --set optimizer.lr=0.1");
+  command->add_option("--rank", options->rank, "This worker's rank without mpirun (parameter servers)");
+  command->add_option("--world", options->world, "Number of workers without mpirun (parameter servers)");
   auto iface = std::make_shared<std::string>();
   command->add_option("--iface", *iface, "Network interface for the workers' traffic (same as --set comm.iface=NAME)");
   command->callback([options, iface] {

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   dtbench::add_models_command(app);
   dtbench::add_data_command(app);
   dtbench::add_bench_command(app);
+  dtbench::add_ps_command(app);
+  dtbench::add_doctor_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -101,7 +101,11 @@ TEST_F(CliTrain, BadInputIsAClearErrorWithExitCode2) {
 
   r = dtbench("train --set transport=ps-sync");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("not built"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ps.servers"), std::string::npos) << r.output;
+
+  r = dtbench("train --set transport=carrier-pigeon");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("none, ring, mpi, ps-sync, ps-async"), std::string::npos) << r.output;
 }
 
 TEST_F(CliTrain, InterruptedRunKeepsAReportMarkedIncomplete) {

@@ -1,0 +1,15 @@
+#pragma once
+// What a report needs to say about the MPI underneath: which library, which thread level it
+// granted, which host a rank runs on. Two runs that differ in any of these are not comparable.
+#include <string>
+
+namespace dtbench {
+
+// The first line of MPI_Get_library_version ("Open MPI v4.1.4, package: ..."); any time.
+std::string mpi_library_version();
+// "MPI_THREAD_MULTIPLE" etc., as MPI_Query_thread reports it; after MPI_Init.
+std::string mpi_thread_level();
+// This process's host name (gethostname).
+std::string host_name();
+
+}  // namespace dtbench

@@ -1,0 +1,238 @@
+#include "paramserver/parameter_server.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <grpcpp/server_builder.h>
+#include <spdlog/spdlog.h>
+
+#include "core/util/error.h"
+
+namespace dtbench {
+
+namespace {
+
+double seconds_since(SteadyClock::time_point start) {
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
+}
+
+std::string host_of(const std::string& listen) {
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos) fail_input("--listen '{}': expected host:port, e.g. 127.0.0.1:50051", listen);
+  return listen.substr(0, colon);
+}
+
+// Runs of consecutive key ids (one run per shard with balanced placement), with the payload bytes
+// that crossed the wire for them.
+nlohmann::json key_ranges(const KeyIndex& index, int64_t gradients, int64_t pulls) {
+  nlohmann::json ranges = nlohmann::json::array();
+  for (size_t k = 0; k < index.keys.size();) {
+    size_t end = k;
+    int64_t floats = 0;
+    while (end < index.keys.size() && index.keys[end] == index.keys[k] + static_cast<int64_t>(end - k)) {
+      floats += index.float_counts[end];
+      ++end;
+    }
+    const int64_t bytes = floats * static_cast<int64_t>(sizeof(float));
+    ranges.push_back({{"first_key", index.keys[k]},
+                      {"last_key", index.keys[end - 1]},
+                      {"float_count", floats},
+                      {"payload_bytes_in", gradients * bytes},
+                      {"payload_bytes_out", pulls * bytes}});
+    k = end;
+  }
+  return ranges;
+}
+
+}  // namespace
+
+ParameterServer::ParameterServer(const ParamArena& arena, const OptimizerConfig& optimizer,
+                                 ParameterServerOptions options)
+    : options_(std::move(options)), placement_(arena, options_.placement),
+      index_(KeyIndex::in_shard(placement_, options_.shard)), roster_(options_.run_id, options_.worker_count),
+      started_(SteadyClock::now()) {
+  const int shards = options_.placement.shard_count;
+  if (options_.shard < 0 || options_.shard >= shards) {
+    fail_input("--shard {} is out of range for {} shard(s) (0..{})", options_.shard, shards, shards - 1);
+  }
+  if (options_.worker_count < 1) fail_input("--workers must be at least 1, got {}", options_.worker_count);
+  checkpoint_path_ = options_.checkpoint_path;
+  if (checkpoint_path_.empty() && !options_.output_dir.empty()) {
+    checkpoint_path_ = (std::filesystem::path(options_.output_dir) / fmt::format("server-{}.ckpt", options_.shard)).string();
+  }
+  ShardUpdaterOptions updater_options{.shard = options_.shard,
+                                      .mode = options_.mode,
+                                      .worker_count = options_.worker_count,
+                                      .timeout_seconds = options_.timeout_seconds,
+                                      .max_staleness = options_.max_staleness,
+                                      .checkpoint_every = checkpoint_path_.empty() ? 0 : options_.checkpoint_every,
+                                      .write_checkpoint = [this](const ShardState& state) {
+                                        save_checkpoint(state);
+                                      }};
+  updater_ = std::make_unique<ShardUpdater>(initial_state(arena), optimizer, std::move(updater_options));
+
+  ServiceParts parts{.shard = options_.shard,
+                     .shard_count = shards,
+                     .mode = options_.mode,
+                     .index = &index_,
+                     .updater = updater_.get(),
+                     .roster = &roster_,
+                     .control = &control_,
+                     .traffic = &traffic_,
+                     .auth_token = options_.security.auth_token,
+                     .max_message_bytes = options_.max_message_bytes,
+                     .stats_json = [this] { return stats_json().dump(2); },
+                     .checkpoint = [this] { return checkpoint_now(); },
+                     .shutdown = [this](int worker) { return on_shutdown(worker); }};
+  service_ = std::make_unique<PsService>(std::move(parts));
+
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options_.listen, make_server_credentials(options_.security), &port_);
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
+    updater_->stop("the server could not start");
+    throw IoError(fmt::format("parameter server shard {}: cannot listen on {} (address in use, or not an address of "
+                              "this host?)",
+                              options_.shard, options_.listen));
+  }
+  address_ = fmt::format("{}:{}", host_of(options_.listen), port_);
+  spdlog::info("parameter server shard {}/{} ({} mode, {} workers) on {}: {} keys, {} floats, version {}",
+               options_.shard, shards, mode_name(options_.mode), options_.worker_count, address_,
+               index_.keys.size(), index_.float_count, updater_->version());
+}
+
+ParameterServer::~ParameterServer() {
+  try {
+    stop();
+  } catch (const std::exception& error) {
+    spdlog::error("parameter server shard {}: stopping: {}", options_.shard, error.what());
+  }
+}
+
+ShardState ParameterServer::initial_state(const ParamArena& arena) {
+  if (!options_.restore_path.empty()) {
+    auto [header, state] = read_checkpoint(options_.restore_path);
+    const CheckpointHeader expected = checkpoint_header();
+    if (header.shard != expected.shard || header.shard_count != expected.shard_count || header.keys != expected.keys) {
+      fail_input("checkpoint {} holds shard {} of {} with {} keys; this server is shard {} of {} with {} keys of this "
+                 "model (a different model, ps.key_kb or ps.placement?)",
+                 options_.restore_path, header.shard, header.shard_count, header.keys.size(), expected.shard,
+                 expected.shard_count, expected.keys.size());
+    }
+    if (header.mode != options_.mode) {
+      spdlog::warn("checkpoint {} was written in {} mode; continuing in {} mode", options_.restore_path,
+                   mode_name(header.mode), mode_name(options_.mode));
+    }
+    spdlog::info("shard {}: restored {} at version {}", options_.shard, options_.restore_path, state.version);
+    return std::move(state);
+  }
+  ShardState state;
+  state.values.resize(static_cast<size_t>(index_.float_count));
+  const auto values = arena.values();
+  for (int64_t id : placement_.keys_of(options_.shard)) {
+    const Key& key = placement_.keys()[static_cast<size_t>(id)];
+    std::copy_n(values.data() + key.arena_offset, key.float_count, state.values.data() + key.shard_offset);
+  }
+  return state;
+}
+
+CheckpointHeader ParameterServer::checkpoint_header() const {
+  CheckpointHeader header{options_.shard, options_.placement.shard_count, options_.mode, {}};
+  for (size_t k = 0; k < index_.keys.size(); ++k) header.keys.emplace_back(index_.keys[k], index_.float_counts[k]);
+  return header;
+}
+
+bool ParameterServer::on_shutdown(int worker) {
+  bool stopping = worker < 0;
+  if (worker >= 0) {
+    updater_->worker_done(worker);
+    stopping = roster_.mark_done(worker);
+  }
+  if (stopping) request_stop();
+  return stopping;
+}
+
+bool ParameterServer::wait_for(double seconds) {
+  std::unique_lock lock(stop_mutex_);
+  return stop_requested_cv_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return stop_requested_; });
+}
+
+void ParameterServer::request_stop() {
+  {
+    std::lock_guard lock(stop_mutex_);
+    stop_requested_ = true;
+  }
+  stop_requested_cv_.notify_all();
+}
+
+void ParameterServer::stop() {
+  {
+    std::lock_guard lock(stop_mutex_);
+    if (stopped_) return;
+    stopped_ = true;
+    stop_requested_ = true;
+  }
+  stop_requested_cv_.notify_all();
+  // Pending pushes first (their calls then finish), then the server, which waits for its calls.
+  updater_->stop("the server is shutting down");
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server_->Wait();
+  write_stats("stopped");
+  if (!checkpoint_path_.empty()) {
+    save_checkpoint(updater_->state());
+    spdlog::info("shard {}: checkpoint at version {} -> {}", options_.shard, updater_->version(), checkpoint_path_);
+  }
+}
+
+nlohmann::json ParameterServer::stats_json() const {
+  nlohmann::json updates = updater_->stats_json();
+  const int64_t gradients = updates["gradients_accepted"].get<int64_t>();
+  return {{"shard", options_.shard},
+          {"shard_count", options_.placement.shard_count},
+          {"address", address_},
+          {"mode", mode_name(options_.mode)},
+          {"workers", options_.worker_count},
+          {"run_id", roster_.run_id()},
+          {"timeout_seconds", options_.timeout_seconds},
+          {"max_staleness", options_.max_staleness},
+          {"placement", placement_name(options_.placement.policy)},
+          {"key_float_count", options_.placement.key_float_count},
+          {"keys", index_.keys.size()},
+          {"float_count", index_.float_count},
+          {"uptime_seconds", seconds_since(started_)},
+          {"updates", updates},
+          {"traffic", traffic_.to_json()},
+          {"key_ranges", key_ranges(index_, gradients, traffic_.pull_calls.load())}};
+}
+
+std::string ParameterServer::checkpoint_now() {
+  if (checkpoint_path_.empty()) {
+    fail_input("shard {} has no checkpoint path (start it with --checkpoint FILE or --output DIR)", options_.shard);
+  }
+  save_checkpoint(updater_->state());
+  return checkpoint_path_;
+}
+
+void ParameterServer::save_checkpoint(const ShardState& state) {
+  std::lock_guard lock(checkpoint_mutex_);
+  write_checkpoint(checkpoint_path_, checkpoint_header(), state);
+}
+
+void ParameterServer::write_stats(const std::string& status) {
+  if (options_.output_dir.empty()) return;
+  nlohmann::json stats = stats_json();
+  stats["status"] = status;
+  const std::filesystem::path dir(options_.output_dir);
+  std::filesystem::create_directories(dir);
+  const auto target = dir / fmt::format("server-{}.json", options_.shard);
+  const auto temporary = dir / fmt::format(".server-{}.json.tmp", options_.shard);
+  {
+    std::ofstream out(temporary);
+    out << stats.dump(2) << "\n";
+    if (!out) throw IoError(fmt::format("cannot write {}", temporary.string()));
+  }
+  std::filesystem::rename(temporary, target);
+}
+
+}  // namespace dtbench

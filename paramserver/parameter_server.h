@@ -1,0 +1,98 @@
+#pragma once
+// One parameter-server shard, serving: the keys KeyPlacement gives it (initial values from the
+// model the server built — the same blueprint, seed and initialisation as the workers' — or from a
+// checkpoint), an optimizer from core over them, and the gRPC service in front.
+//
+// It stops on a Shutdown call (-1), once every worker has said it is done, or on stop(); stopping
+// fails whatever is pending, then writes server-<shard>.json into output_dir and a last
+// checkpoint (when it has a checkpoint path).
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <grpcpp/server.h>
+#include <nlohmann/json.hpp>
+
+#include "paramserver/checkpoint.h"
+#include "paramserver/control_store.h"
+#include "paramserver/key_placement.h"
+#include "paramserver/ps_service.h"
+#include "paramserver/security.h"
+#include "paramserver/shard_updater.h"
+#include "paramserver/worker_roster.h"
+
+namespace dtbench {
+
+struct ParameterServerOptions {
+  std::string listen = "127.0.0.1:0";  // port 0: any free port (see address())
+  int shard = 0;
+  int worker_count = 1;
+  PsMode mode = PsMode::Sync;
+  std::string run_id;              // empty: adopt the first worker's
+  double timeout_seconds = 60.0;   // sync: a missing worker fails the step after this long
+  int64_t max_staleness = 0;       // async: 0 unbounded
+  int64_t checkpoint_every = 0;    // updates; 0: only on demand and at stop
+  std::string checkpoint_path;     // empty: <output_dir>/server-<shard>.ckpt, or none without output_dir
+  std::string restore_path;        // start from this checkpoint
+  std::string output_dir;          // where server-<shard>.json goes; empty: not written
+  PlacementOptions placement;      // shard_count is the number of servers
+  ServerSecurity security;
+  int64_t max_message_bytes = kDefaultMaxMessageBytes;
+};
+
+class ParameterServer {
+ public:
+  // `arena` holds the initialised model's values; only this shard's keys are copied.
+  ParameterServer(const ParamArena& arena, const OptimizerConfig& optimizer, ParameterServerOptions options);
+  ~ParameterServer();
+  ParameterServer(const ParameterServer&) = delete;
+  ParameterServer& operator=(const ParameterServer&) = delete;
+
+  // host:port as bound (the chosen port when asked for port 0).
+  const std::string& address() const { return address_; }
+  int port() const { return port_; }
+  const KeyPlacement& placement() const { return placement_; }
+
+  // Until the server is asked to stop (Shutdown call, every worker done, request_stop()); false
+  // when `seconds` passed first.
+  bool wait_for(double seconds);
+  void request_stop();
+  // Stops serving, writes the statistics and the last checkpoint. Idempotent.
+  void stop();
+
+  int64_t version() const { return updater_->version(); }
+  ShardState state() const { return updater_->state(); }
+  nlohmann::json stats_json() const;
+  // Writes the checkpoint now; returns its path. InputError without a checkpoint path.
+  std::string checkpoint_now();
+
+ private:
+  ShardState initial_state(const ParamArena& arena);
+  CheckpointHeader checkpoint_header() const;
+  void save_checkpoint(const ShardState& state);
+  bool on_shutdown(int worker);
+  void write_stats(const std::string& status);
+
+  ParameterServerOptions options_;
+  KeyPlacement placement_;
+  KeyIndex index_;
+  std::string checkpoint_path_;
+  std::mutex checkpoint_mutex_;  // the update thread (every N updates) and Checkpoint calls
+  std::unique_ptr<ShardUpdater> updater_;
+  WorkerRoster roster_;
+  ControlStore control_;
+  TrafficStats traffic_;
+  std::unique_ptr<PsService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+  int port_ = 0;
+  SteadyClock::time_point started_;
+
+  std::mutex stop_mutex_;
+  std::condition_variable stop_requested_cv_;
+  bool stop_requested_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace dtbench

@@ -1,0 +1,71 @@
+#include "paramserver/ps_channel.h"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "core/util/error.h"
+
+namespace dtbench {
+
+PsControlChannel::PsControlChannel(ConnectionOptions shard0, std::string run_id, int rank, int world,
+                                   double timeout_seconds)
+    : connection_(std::move(shard0)), run_id_(std::move(run_id)), rank_(rank), world_(world),
+      timeout_seconds_(timeout_seconds) {
+  if (rank < 0 || rank >= world) fail_input("worker rank {} is out of range for {} workers", rank, world);
+}
+
+std::string PsControlChannel::await(const std::string& name, bool erase, const std::string& what) {
+  const auto start = std::chrono::steady_clock::now();
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    if (auto value = connection_.fetch(run_id_, name, erase)) return std::move(*value);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (waited > timeout_seconds_) {
+      throw IoError(fmt::format("worker {} waited {:.0f} s for {} through parameter server {}", rank_, waited, what,
+                                connection_.address()));
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(2 * pause, std::chrono::milliseconds(50));
+  }
+}
+
+std::string PsControlChannel::broadcast(const std::string& text) {
+  const std::string name = fmt::format("broadcast/{}", sequence_++);
+  if (rank_ == 0) {
+    connection_.publish(run_id_, name, text);
+    return text;
+  }
+  return await(name, false, fmt::format("worker 0's {}", name));
+}
+
+std::vector<std::string> PsControlChannel::gather(const std::string& text) {
+  const int64_t sequence = sequence_++;
+  if (rank_ != 0) {
+    connection_.publish(run_id_, fmt::format("gather/{}/{}", sequence, rank_), text);
+    return {};
+  }
+  std::vector<std::string> all{text};
+  for (int r = 1; r < world_; ++r) {
+    const std::string name = fmt::format("gather/{}/{}", sequence, r);
+    all.push_back(await(name, true, fmt::format("worker {}'s {}", r, name)));
+  }
+  return all;
+}
+
+std::vector<double> PsControlChannel::allgather(double value) {
+  const int64_t sequence = sequence_++;
+  std::string bytes(sizeof(double), '\0');
+  std::memcpy(bytes.data(), &value, sizeof(double));
+  connection_.publish(run_id_, fmt::format("allgather/{}/{}", sequence, rank_), bytes);
+  std::vector<double> all(static_cast<size_t>(world_));
+  for (int r = 0; r < world_; ++r) {
+    const std::string name = fmt::format("allgather/{}/{}", sequence, r);
+    const std::string got = r == rank_ ? bytes : await(name, false, fmt::format("worker {}'s {}", r, name));
+    if (got.size() != sizeof(double)) throw IoError(fmt::format("{}: expected 8 bytes, got {}", name, got.size()));
+    std::memcpy(&all[static_cast<size_t>(r)], got.data(), sizeof(double));
+  }
+  return all;
+}
+
+}  // namespace dtbench

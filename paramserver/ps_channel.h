@@ -1,0 +1,35 @@
+#pragma once
+// The control channel of parameter-server workers, which may run without MPI: collectives built on
+// shard 0's Publish / Fetch. Each collective call gets the next sequence number (every worker makes
+// the same calls in the same order, as with MPI), publishes under a name derived from it, and
+// polls (1 ms, doubling to 50 ms) for the values it needs, up to timeout_seconds.
+#include <memory>
+#include <string>
+
+#include "comm/control_channel.h"
+#include "paramserver/ps_connection.h"
+
+namespace dtbench {
+
+class PsControlChannel final : public ControlChannel {
+ public:
+  PsControlChannel(ConnectionOptions shard0, std::string run_id, int rank, int world, double timeout_seconds);
+
+  int rank() const override { return rank_; }
+  int world() const override { return world_; }
+  std::string broadcast(const std::string& text) override;
+  std::vector<std::string> gather(const std::string& text) override;
+  std::vector<double> allgather(double value) override;
+
+ private:
+  std::string await(const std::string& name, bool erase, const std::string& what);
+
+  PsConnection connection_;
+  std::string run_id_;
+  int rank_;
+  int world_;
+  double timeout_seconds_;
+  int64_t sequence_ = 0;
+};
+
+}  // namespace dtbench

@@ -1,0 +1,74 @@
+#pragma once
+// A worker's view of all its parameter servers: one connection per shard, the shard's keys located
+// in the worker's arena, and pushes / pulls to every shard at once.
+#include <exception>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "paramserver/key_placement.h"
+#include "paramserver/ps_connection.h"
+
+namespace dtbench {
+
+struct PsClientOptions {
+  std::vector<std::string> servers;  // host:port, shard order
+  std::string run_id;
+  int worker = 0;
+  int world = 1;
+  double timeout_seconds = 60.0;  // the servers' step timeout; calls wait a little longer than this
+  int retries = 4;
+  double backoff_seconds = 0.1;
+  ClientSecurity security;
+  int64_t max_message_bytes = kDefaultMaxMessageBytes;
+};
+
+// The connection settings every line to a server of this run uses.
+ConnectionOptions connection_options(const PsClientOptions& options, int shard);
+
+class PsClient {
+ public:
+  // `placement` must have options.servers.size() shards and outlive the client.
+  PsClient(PsClientOptions options, const KeyPlacement& placement);
+
+  int shard_count() const { return static_cast<int>(connections_.size()); }
+  PsConnection& connection(int shard) { return *connections_.at(static_cast<size_t>(shard)); }
+  const KeyIndex& index(int shard) const { return indexes_.at(static_cast<size_t>(shard)); }
+
+  // Registers with every server and checks that each holds exactly the keys this worker's
+  // placement gives it (same model, ps.key_kb and ps.placement), else InputError.
+  std::vector<ps::RegisterReply> register_all();
+  PushResult push(int shard, int64_t version, std::span<const float> grads);
+  PullResult pull(int shard, std::span<float> values);
+
+  // fn(shard) for every shard at once (this thread takes shard 0); the first failure is rethrown
+  // after all have finished.
+  template <typename Fn>
+  auto for_each_shard(Fn fn) -> std::vector<decltype(fn(0))> {
+    std::vector<decltype(fn(0))> results(connections_.size());
+    std::vector<std::exception_ptr> errors(connections_.size());
+    auto run = [&](size_t shard) {
+      try {
+        results[shard] = fn(static_cast<int>(shard));
+      } catch (...) {
+        errors[shard] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> threads;
+    for (size_t shard = 1; shard < connections_.size(); ++shard) threads.emplace_back(run, shard);
+    run(0);
+    for (auto& thread : threads) thread.join();
+    for (const auto& error : errors) {
+      if (error) std::rethrow_exception(error);
+    }
+    return results;
+  }
+
+ private:
+  PsClientOptions options_;
+  const KeyPlacement& placement_;
+  std::vector<std::unique_ptr<PsConnection>> connections_;
+  std::vector<KeyIndex> indexes_;
+};
+
+}  // namespace dtbench

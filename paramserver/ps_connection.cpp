@@ -1,0 +1,217 @@
+#include "paramserver/ps_connection.h"
+
+#include <chrono>
+#include <thread>
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/support/channel_arguments.h>
+
+#include "core/util/error.h"
+
+namespace dtbench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+void set_deadline(grpc::ClientContext& context, double seconds) {
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(seconds)));
+}
+
+// A refusal the user must fix (token, run id, worker count) is an InputError; the rest IoError.
+[[noreturn]] void throw_status(const std::string& message, grpc::StatusCode code) {
+  if (code == grpc::StatusCode::UNAUTHENTICATED || code == grpc::StatusCode::PERMISSION_DENIED ||
+      code == grpc::StatusCode::FAILED_PRECONDITION) {
+    throw InputError(message);
+  }
+  throw IoError(message);
+}
+
+}  // namespace
+
+std::string status_code_name(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED: return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    default: return fmt::format("status {}", static_cast<int>(code));
+  }
+}
+
+PsConnection::PsConnection(ConnectionOptions options) : options_(std::move(options)) {
+  grpc::ChannelArguments args;
+  // Notice a server that comes back (or comes up late) within about a second, not gRPC's default
+  // of up to two minutes.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  if (!options_.security.tls_target_name.empty()) args.SetSslTargetNameOverride(options_.security.tls_target_name);
+  channel_ = grpc::CreateCustomChannel(options_.address, make_channel_credentials(options_.security), args);
+  stub_ = ps::ParameterService::NewStub(channel_);
+}
+
+template <typename Attempt>
+void PsConnection::call(const std::string& what, double timeout_seconds, bool patient, Attempt&& attempt) {
+  const auto start = Clock::now();
+  double backoff = options_.backoff_seconds;
+  for (int attempts = 1;; ++attempts) {
+    grpc::ClientContext context;
+    set_deadline(context, timeout_seconds);
+    attach_token(context, options_.security.auth_token);
+    const grpc::Status status = attempt(context);
+    if (status.ok()) return;
+    const double elapsed = seconds_since(start);
+    const bool again = patient ? elapsed + backoff < options_.connect_timeout_seconds : attempts <= options_.retries;
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE || !again) {
+      const std::string cause = status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
+                                    ? fmt::format("no answer within {} s", timeout_seconds)
+                                    : status.error_message();
+      throw_status(fmt::format("parameter server {} (shard {}): {} failed after {} attempt(s) in {:.1f} s: {}: {}",
+                               options_.address, options_.shard, what, attempts, elapsed,
+                               status_code_name(status.error_code()), cause),
+                   status.error_code());
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
+    backoff = std::min(2 * backoff, 2.0);
+  }
+}
+
+ps::RegisterReply PsConnection::register_worker(const std::string& run_id, int worker, int world) {
+  ps::RegisterRequest request;
+  request.set_run_id(run_id);
+  request.set_worker(worker);
+  request.set_world(world);
+  ps::RegisterReply reply;
+  call(fmt::format("registering worker {}", worker), options_.call_timeout_seconds, /*patient=*/true,
+       [&](grpc::ClientContext& context) { return stub_->Register(&context, request, &reply); });
+  return reply;
+}
+
+PushResult PsConnection::push(int worker, int64_t version, const KeyIndex& index, const float* base) {
+  PushResult result;
+  call(fmt::format("push of worker {} at version {}", worker, version), options_.push_timeout_seconds, false,
+       [&](grpc::ClientContext& context) {
+         const auto start = Clock::now();
+         ps::PushReply reply;
+         result.bytes_sent = 0;
+         auto writer = stub_->Push(&context, &reply);
+         SliceWriter slices(index, base, options_.max_message_bytes);
+         ps::PushChunk chunk;
+         bool first = true;
+         while (first || !slices.done()) {
+           first = false;
+           chunk.Clear();
+           chunk.set_worker(worker);
+           chunk.set_version(version);
+           slices.fill(chunk.mutable_slices());
+           result.bytes_sent += static_cast<int64_t>(chunk.ByteSizeLong());
+           if (!writer->Write(chunk)) break;  // the server ended the call; Finish says why
+         }
+         writer->WritesDone();
+         result.written_seconds = seconds_since(start);
+         const grpc::Status status = writer->Finish();
+         result.replied_seconds = seconds_since(start);
+         result.version = reply.version();
+         result.staleness = reply.staleness();
+         return status;
+       });
+  return result;
+}
+
+PullResult PsConnection::pull(int worker, const KeyIndex& index, float* base) {
+  PullResult result;
+  std::string problem;
+  call(fmt::format("pull of worker {}", worker), options_.call_timeout_seconds, false, [&](grpc::ClientContext& context) {
+    const auto start = Clock::now();
+    ps::PullRequest request;
+    request.set_worker(worker);
+    auto reader = stub_->Pull(&context, request);
+    SliceAssembler assembler(index, base, /*require_finite=*/false);
+    ps::PullChunk chunk;
+    bool first = true;
+    result.bytes_received = 0;
+    while (problem.empty() && reader->Read(&chunk)) {
+      result.bytes_received += static_cast<int64_t>(chunk.ByteSizeLong());
+      if (first) result.version = chunk.version();
+      if (chunk.version() != result.version) problem = "the version changed in the middle of a pull";
+      first = false;
+      for (const ps::KeySlice& slice : chunk.slices()) {
+        if (problem.empty()) problem = assembler.absorb(slice);
+      }
+    }
+    if (!problem.empty()) context.TryCancel();
+    const grpc::Status status = reader->Finish();
+    if (status.ok() && problem.empty()) problem = first ? "the server sent no values" : assembler.incomplete();
+    result.seconds = seconds_since(start);
+    return problem.empty() ? status : grpc::Status::OK;
+  });
+  if (!problem.empty()) {
+    throw IoError(fmt::format("parameter server {} (shard {}): its values do not fit this worker's model: {}",
+                              options_.address, options_.shard, problem));
+  }
+  return result;
+}
+
+std::string PsConnection::stats_json() {
+  ps::StatsReply reply;
+  call("stats", options_.call_timeout_seconds, false,
+       [&](grpc::ClientContext& context) { return stub_->Stats(&context, ps::StatsRequest(), &reply); });
+  return reply.json();
+}
+
+ps::CheckpointReply PsConnection::checkpoint() {
+  ps::CheckpointReply reply;
+  call("checkpoint", options_.call_timeout_seconds, false,
+       [&](grpc::ClientContext& context) { return stub_->Checkpoint(&context, ps::CheckpointRequest(), &reply); });
+  return reply;
+}
+
+bool PsConnection::shutdown(int worker) {
+  ps::ShutdownRequest request;
+  request.set_worker(worker);
+  ps::ShutdownReply reply;
+  call("shutdown", options_.call_timeout_seconds, false,
+       [&](grpc::ClientContext& context) { return stub_->Shutdown(&context, request, &reply); });
+  return reply.stopping();
+}
+
+void PsConnection::publish(const std::string& run_id, const std::string& name, const std::string& value) {
+  ps::PublishRequest request;
+  request.set_run_id(run_id);
+  request.set_name(name);
+  request.set_value(value);
+  ps::PublishReply reply;
+  call(fmt::format("publishing '{}'", name), options_.call_timeout_seconds, /*patient=*/true,
+       [&](grpc::ClientContext& context) { return stub_->Publish(&context, request, &reply); });
+}
+
+std::optional<std::string> PsConnection::fetch(const std::string& run_id, const std::string& name, bool erase) {
+  ps::FetchRequest request;
+  request.set_run_id(run_id);
+  request.set_name(name);
+  request.set_erase(erase);
+  ps::FetchReply reply;
+  call(fmt::format("fetching '{}'", name), options_.call_timeout_seconds, /*patient=*/true,
+       [&](grpc::ClientContext& context) { return stub_->Fetch(&context, request, &reply); });
+  if (!reply.found()) return std::nullopt;
+  return std::move(*reply.mutable_value());
+}
+
+}  // namespace dtbench

@@ -1,0 +1,79 @@
+#pragma once
+// A worker's line to one parameter server. Every call has a deadline; a server that cannot be
+// reached (UNAVAILABLE: gone, not started, connection refused) is retried with exponential backoff
+// and then reported as an IoError naming the server — never a hang. Refusals that retrying cannot
+// fix come back at once: a wrong token or a server of another run as InputError, anything else
+// (an aborted sync step, a malformed request) as IoError with the server's message.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <grpcpp/channel.h>
+#include <grpcpp/client_context.h>
+
+#include "paramserver/ps.grpc.pb.h"
+#include "paramserver/security.h"
+#include "paramserver/wire_format.h"
+
+namespace dtbench {
+
+struct ConnectionOptions {
+  std::string address;  // host:port
+  int shard = 0;
+  ClientSecurity security;
+  double call_timeout_seconds = 60.0;     // deadline of each attempt of a call
+  double push_timeout_seconds = 90.0;     // a push may wait for the other workers (sync)
+  double connect_timeout_seconds = 60.0;  // how long Register waits for a server that is not up yet
+  int retries = 4;                        // further attempts of a call the server did not take
+  double backoff_seconds = 0.1;           // before the first retry; doubled each time, at most 2 s
+  int64_t max_message_bytes = kDefaultMaxMessageBytes;
+};
+
+struct PushResult {
+  int64_t version = 0;        // the server's version once it applied the gradient
+  int64_t staleness = 0;
+  double written_seconds = 0.0;  // from the start of the call until every slice was sent
+  double replied_seconds = 0.0;  // from the start of the call until the server answered
+  int64_t bytes_sent = 0;     // message bytes
+};
+
+struct PullResult {
+  int64_t version = 0;
+  double seconds = 0.0;
+  int64_t bytes_received = 0;
+};
+
+class PsConnection {
+ public:
+  explicit PsConnection(ConnectionOptions options);
+
+  const std::string& address() const { return options_.address; }
+  int shard() const { return options_.shard; }
+
+  ps::RegisterReply register_worker(const std::string& run_id, int worker, int world);
+  // The gradient of `index`'s keys, read from `base` (the arena's gradients).
+  PushResult push(int worker, int64_t version, const KeyIndex& index, const float* base);
+  // The values of `index`'s keys, written into `base` (the arena's values).
+  PullResult pull(int worker, const KeyIndex& index, float* base);
+  std::string stats_json();
+  ps::CheckpointReply checkpoint();
+  bool shutdown(int worker);
+  void publish(const std::string& run_id, const std::string& name, const std::string& value);
+  std::optional<std::string> fetch(const std::string& run_id, const std::string& name, bool erase);
+
+ private:
+  // Calls `attempt(context)` until it succeeds, retrying UNAVAILABLE with backoff (for `patient`
+  // calls: as long as connect_timeout_seconds allows); throws on any other failure.
+  template <typename Attempt>
+  void call(const std::string& what, double timeout_seconds, bool patient, Attempt&& attempt);
+
+  ConnectionOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<ps::ParameterService::Stub> stub_;
+};
+
+// "UNAVAILABLE", "ABORTED", ...
+std::string status_code_name(grpc::StatusCode code);
+
+}  // namespace dtbench

@@ -1,0 +1,273 @@
+#include "paramserver/ps_service.h"
+
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "paramserver/tsan_annotations.h"
+
+namespace dtbench {
+
+namespace {
+
+grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grpc::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+
+ps::Mode wire_mode(PsMode mode) { return mode == PsMode::Sync ? ps::SYNC : ps::ASYNC; }
+
+// One push: reads the worker's gradient slices into a fresh buffer, checking each, and hands the
+// complete gradient to the updater; the call finishes when the updater has applied it (sync: when
+// every worker's gradient of that version is in) or refused it.
+class PushReactor final : public grpc::ServerReadReactor<ps::PushChunk> {
+ public:
+  PushReactor(PsService& service, grpc::CallbackServerContext& context, ps::PushReply* reply)
+      : parts_(service.parts()), reply_(reply) {
+    if (grpc::Status status = service.admit(context); !status.ok()) {
+      finish(status);
+      return;
+    }
+    ++parts_.traffic->push_calls;
+    start_read();
+  }
+
+  void OnReadDone(bool ok) override {
+    DTB_TSAN_ACQUIRE(this);
+    if (!ok) {
+      submit();
+      return;
+    }
+    parts_.traffic->bytes_in += static_cast<int64_t>(chunk_.ByteSizeLong());
+    if (grpc::Status status = absorb(); !status.ok()) {
+      refuse(status);
+      return;
+    }
+    start_read();
+  }
+
+  void OnDone() override {
+    DTB_TSAN_ACQUIRE(this);
+    delete this;
+  }
+
+ private:
+  void start_read() {
+    DTB_TSAN_RELEASE(this);
+    StartRead(&chunk_);
+  }
+  void finish(const grpc::Status& status) {
+    DTB_TSAN_RELEASE(this);
+    Finish(status);
+  }
+
+  grpc::Status absorb() {
+    if (!assembler_) {
+      worker_ = chunk_.worker();
+      version_ = chunk_.version();
+      if (grpc::Status status = parts_.roster->check_worker(worker_); !status.ok()) return status;
+      buffer_.reset(new float[static_cast<size_t>(parts_.index->float_count)]);
+      assembler_.emplace(*parts_.index, buffer_.get(), /*require_finite=*/true);
+    } else if (chunk_.worker() != worker_ || chunk_.version() != version_) {
+      return invalid(fmt::format("the push changed its header midway (worker {} -> {}, version {} -> {})", worker_,
+                                 chunk_.worker(), version_, chunk_.version()));
+    }
+    for (const ps::KeySlice& slice : chunk_.slices()) {
+      if (std::string problem = assembler_->absorb(slice); !problem.empty()) return invalid(problem);
+    }
+    return grpc::Status::OK;
+  }
+
+  void submit() {
+    if (!assembler_) return refuse(invalid("an empty push: no message arrived"));
+    if (std::string problem = assembler_->incomplete(); !problem.empty()) return refuse(invalid(problem));
+    Gradient gradient{worker_, version_, std::move(buffer_), SteadyClock::now()};
+    parts_.updater->submit(std::move(gradient), [this](const PushOutcome& outcome) {
+      if (outcome.status.ok()) {
+        reply_->set_version(outcome.version);
+        reply_->set_staleness(outcome.staleness);
+      }
+      finish(outcome.status);
+    });
+  }
+
+  grpc::Status invalid(const std::string& problem) const {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            fmt::format("shard {}: push from worker {} at version {}: {}", parts_.shard, worker_, version_, problem)};
+  }
+
+  void refuse(const grpc::Status& status) {
+    ++parts_.traffic->rejected_calls;
+    finish(status);
+  }
+
+  const ServiceParts& parts_;
+  ps::PushReply* reply_;
+  ps::PushChunk chunk_;
+  int worker_ = -1;
+  int64_t version_ = 0;
+  std::unique_ptr<float[]> buffer_;
+  std::optional<SliceAssembler> assembler_;
+};
+
+// One pull: the values of one version (a snapshot shared with the other pulls of that version),
+// a message at a time; always at least one message, so the version arrives even for no keys.
+class PullReactor final : public grpc::ServerWriteReactor<ps::PullChunk> {
+ public:
+  PullReactor(PsService& service, grpc::CallbackServerContext& context, const ps::PullRequest& request)
+      : parts_(service.parts()) {
+    grpc::Status status = service.admit(context);
+    if (status.ok()) status = parts_.roster->check_worker(request.worker());
+    if (!status.ok()) {
+      ++parts_.traffic->rejected_calls;
+      finish(status);
+      return;
+    }
+    ++parts_.traffic->pull_calls;
+    snapshot_ = parts_.updater->snapshot();
+    writer_.emplace(*parts_.index, snapshot_->values.data(), parts_.max_message_bytes);
+    write_next();
+  }
+
+  void OnWriteDone(bool ok) override {
+    DTB_TSAN_ACQUIRE(this);
+    if (!ok) {
+      finish({grpc::StatusCode::CANCELLED, "the worker went away during a pull"});
+      return;
+    }
+    write_next();
+  }
+
+  void OnDone() override {
+    DTB_TSAN_ACQUIRE(this);
+    delete this;
+  }
+
+ private:
+  void start_write() {
+    DTB_TSAN_RELEASE(this);
+    StartWrite(&chunk_);
+  }
+  void finish(const grpc::Status& status) {
+    DTB_TSAN_RELEASE(this);
+    Finish(status);
+  }
+
+  void write_next() {
+    if (writer_->done() && sent_any_) {
+      finish(grpc::Status::OK);
+      return;
+    }
+    chunk_.Clear();
+    chunk_.set_version(snapshot_->version);
+    writer_->fill(chunk_.mutable_slices());
+    parts_.traffic->bytes_out += static_cast<int64_t>(chunk_.ByteSizeLong());
+    sent_any_ = true;
+    start_write();
+  }
+
+  const ServiceParts& parts_;
+  std::shared_ptr<const Snapshot> snapshot_;
+  std::optional<SliceWriter> writer_;
+  ps::PullChunk chunk_;
+  bool sent_any_ = false;
+};
+
+}  // namespace
+
+PsService::PsService(ServiceParts parts) : parts_(std::move(parts)) {
+  // Everything built before the service (placement, updater, roster) is published to gRPC's
+  // threads when the server starts; every call begins in admit().
+  DTB_TSAN_RELEASE(this);
+}
+
+grpc::Status PsService::admit(const grpc::CallbackServerContext& context) {
+  DTB_TSAN_ACQUIRE(this);
+  grpc::Status status = check_token(context, parts_.auth_token);
+  if (!status.ok()) ++parts_.traffic->rejected_calls;
+  return status;
+}
+
+grpc::ServerUnaryReactor* PsService::Register(grpc::CallbackServerContext* context, const ps::RegisterRequest* request,
+                                              ps::RegisterReply* reply) {
+  grpc::Status status = admit(*context);
+  if (status.ok()) status = parts_.roster->register_worker(request->run_id(), request->worker(), request->world());
+  if (!status.ok()) return finish(context, status);
+  reply->set_shard(parts_.shard);
+  reply->set_shard_count(parts_.shard_count);
+  reply->set_mode(wire_mode(parts_.mode));
+  reply->set_version(parts_.updater->version());
+  for (size_t k = 0; k < parts_.index->keys.size(); ++k) {
+    ps::KeyInfo* key = reply->add_keys();
+    key->set_key(parts_.index->keys[k]);
+    key->set_float_count(parts_.index->float_counts[k]);
+  }
+  reply->set_float_count(parts_.index->float_count);
+  reply->set_run_id(parts_.roster->run_id());
+  return finish(context, grpc::Status::OK);
+}
+
+grpc::ServerReadReactor<ps::PushChunk>* PsService::Push(grpc::CallbackServerContext* context, ps::PushReply* reply) {
+  return new PushReactor(*this, *context, reply);
+}
+
+grpc::ServerWriteReactor<ps::PullChunk>* PsService::Pull(grpc::CallbackServerContext* context,
+                                                         const ps::PullRequest* request) {
+  return new PullReactor(*this, *context, *request);
+}
+
+grpc::ServerUnaryReactor* PsService::Stats(grpc::CallbackServerContext* context, const ps::StatsRequest*,
+                                           ps::StatsReply* reply) {
+  if (grpc::Status status = admit(*context); !status.ok()) return finish(context, status);
+  reply->set_json(parts_.stats_json());
+  reply->set_version(parts_.updater->version());
+  return finish(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* PsService::Checkpoint(grpc::CallbackServerContext* context, const ps::CheckpointRequest*,
+                                                ps::CheckpointReply* reply) {
+  if (grpc::Status status = admit(*context); !status.ok()) return finish(context, status);
+  try {
+    reply->set_path(parts_.checkpoint());
+    reply->set_version(parts_.updater->version());
+  } catch (const std::exception& error) {
+    return finish(context, {grpc::StatusCode::FAILED_PRECONDITION, error.what()});
+  }
+  return finish(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* PsService::Shutdown(grpc::CallbackServerContext* context, const ps::ShutdownRequest* request,
+                                              ps::ShutdownReply* reply) {
+  if (grpc::Status status = admit(*context); !status.ok()) return finish(context, status);
+  if (request->worker() < -1 || request->worker() >= parts_.roster->worker_count()) {
+    return finish(context, {grpc::StatusCode::INVALID_ARGUMENT,
+                            fmt::format("worker id {} is out of range: this run has workers 0..{} (-1: stop now)",
+                                        request->worker(), parts_.roster->worker_count() - 1)});
+  }
+  reply->set_stopping(parts_.shutdown(request->worker()));
+  return finish(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* PsService::Publish(grpc::CallbackServerContext* context, const ps::PublishRequest* request,
+                                             ps::PublishReply*) {
+  grpc::Status status = admit(*context);
+  if (status.ok()) status = parts_.roster->check_run(request->run_id());
+  if (!status.ok()) return finish(context, status);
+  parts_.control->publish(request->name(), request->value());
+  return finish(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* PsService::Fetch(grpc::CallbackServerContext* context, const ps::FetchRequest* request,
+                                           ps::FetchReply* reply) {
+  grpc::Status status = admit(*context);
+  if (status.ok()) status = parts_.roster->check_run(request->run_id());
+  if (!status.ok()) return finish(context, status);
+  if (auto value = parts_.control->fetch(request->name(), request->erase())) {
+    reply->set_found(true);
+    reply->set_value(std::move(*value));
+  }
+  return finish(context, grpc::Status::OK);
+}
+
+}  // namespace dtbench

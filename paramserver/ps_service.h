@@ -1,0 +1,66 @@
+#pragma once
+// The gRPC face of one shard, on the callback API: one small reactor per streaming call (a Push
+// reads and checks slices into a fresh gradient buffer and hands the whole gradient to the
+// ShardUpdater; a Pull writes one version's values, a message at a time), unary calls answered
+// inline. Every call first checks the auth token. A malformed request (unknown key, wrong length,
+// wrong version, NaN / Inf, worker id out of range) is refused with INVALID_ARGUMENT before
+// anything reaches the values.
+#include <functional>
+#include <string>
+
+#include "paramserver/control_store.h"
+#include "paramserver/ps.grpc.pb.h"
+#include "paramserver/security.h"
+#include "paramserver/shard_updater.h"
+#include "paramserver/wire_format.h"
+#include "paramserver/worker_roster.h"
+
+namespace dtbench {
+
+struct ServiceParts {
+  int shard = 0;
+  int shard_count = 1;
+  PsMode mode = PsMode::Sync;
+  const KeyIndex* index = nullptr;  // this shard's keys, located in the shard's own block
+  ShardUpdater* updater = nullptr;
+  WorkerRoster* roster = nullptr;
+  ControlStore* control = nullptr;
+  TrafficStats* traffic = nullptr;
+  std::string auth_token;
+  int64_t max_message_bytes = kDefaultMaxMessageBytes;
+  std::function<std::string()> stats_json;
+  // Writes a checkpoint now and returns its path (throws when it cannot).
+  std::function<std::string()> checkpoint;
+  // worker >= 0: that worker is done; -1: stop now. Returns whether the server is stopping.
+  std::function<bool(int worker)> shutdown;
+};
+
+class PsService final : public ps::ParameterService::CallbackService {
+ public:
+  explicit PsService(ServiceParts parts);
+
+  const ServiceParts& parts() const { return parts_; }
+  // The token check, counting refusals.
+  grpc::Status admit(const grpc::CallbackServerContext& context);
+
+  grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* context, const ps::RegisterRequest* request,
+                                     ps::RegisterReply* reply) override;
+  grpc::ServerReadReactor<ps::PushChunk>* Push(grpc::CallbackServerContext* context, ps::PushReply* reply) override;
+  grpc::ServerWriteReactor<ps::PullChunk>* Pull(grpc::CallbackServerContext* context,
+                                                const ps::PullRequest* request) override;
+  grpc::ServerUnaryReactor* Stats(grpc::CallbackServerContext* context, const ps::StatsRequest* request,
+                                  ps::StatsReply* reply) override;
+  grpc::ServerUnaryReactor* Checkpoint(grpc::CallbackServerContext* context, const ps::CheckpointRequest* request,
+                                       ps::CheckpointReply* reply) override;
+  grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext* context, const ps::ShutdownRequest* request,
+                                     ps::ShutdownReply* reply) override;
+  grpc::ServerUnaryReactor* Publish(grpc::CallbackServerContext* context, const ps::PublishRequest* request,
+                                    ps::PublishReply* reply) override;
+  grpc::ServerUnaryReactor* Fetch(grpc::CallbackServerContext* context, const ps::FetchRequest* request,
+                                  ps::FetchReply* reply) override;
+
+ private:
+  ServiceParts parts_;
+};
+
+}  // namespace dtbench

@@ -1,0 +1,155 @@
+#include "paramserver/ps_transport.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "core/util/error.h"
+
+namespace dtbench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+uint64_t checksum(std::span<const float> values) {
+  uint64_t hash = 1469598103934665603ull;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+  for (size_t i = 0; i < values.size_bytes(); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+  return hash;
+}
+
+}  // namespace
+
+PsTransport::PsTransport(PsTransportOptions options) : options_(std::move(options)) {
+  if (options_.servers.empty()) fail_input("transport {} needs parameter servers: set ps.servers=host:port[,...]", name());
+  if (options_.rank < 0 || options_.rank >= options_.world) {
+    fail_input("worker rank {} is out of range for {} workers", options_.rank, options_.world);
+  }
+}
+
+void PsTransport::start(Model& model) {
+  ParamArena& arena = model.arena();
+  placement_ = std::make_unique<KeyPlacement>(
+      arena, PlacementOptions{static_cast<int>(options_.servers.size()), options_.key_float_count, options_.placement});
+  client_ = std::make_unique<PsClient>(PsClientOptions{.servers = options_.servers,
+                                                       .run_id = options_.run_id,
+                                                       .worker = options_.rank,
+                                                       .world = options_.world,
+                                                       .timeout_seconds = options_.timeout_seconds,
+                                                       .retries = options_.retries,
+                                                       .backoff_seconds = options_.backoff_seconds,
+                                                       .security = options_.security,
+                                                       .max_message_bytes = options_.max_message_bytes},
+                                       *placement_);
+  const auto replies = client_->register_all();
+  const ps::Mode wanted = options_.mode == PsMode::Sync ? ps::SYNC : ps::ASYNC;
+  for (const auto& reply : replies) {
+    if (reply.mode() != wanted) {
+      fail_input("parameter server {} runs in {} mode but this worker's transport is {}",
+                 client_->connection(reply.shard()).address(), reply.mode() == ps::SYNC ? "sync" : "async", name());
+    }
+  }
+  const auto pulls = client_->for_each_shard([&](int shard) { return client_->pull(shard, arena.values()); });
+  versions_.clear();
+  for (const auto& pull : pulls) versions_.push_back(pull.version);
+  if (options_.mode == PsMode::Sync && std::adjacent_find(versions_.begin(), versions_.end(), std::not_equal_to<>()) !=
+                                           versions_.end()) {
+    fail_input("the parameter servers are at different versions ({}): sync mode needs them restored from the same "
+               "step",
+               fmt::join(versions_, ", "));
+  }
+}
+
+void PsTransport::synchronize(Model& model, int64_t, SyncTimes& times) {
+  DTB_CHECK(client_ != nullptr, "{}: synchronize before start", name());
+  ParamArena& arena = model.arena();
+  const auto push_start = Clock::now();
+  const auto pushes = client_->for_each_shard(
+      [&](int shard) { return client_->push(shard, versions_[static_cast<size_t>(shard)], arena.grads()); });
+  const double pushed = seconds_since(push_start);
+  const auto pull_start = Clock::now();
+  const auto pulls = client_->for_each_shard([&](int shard) { return client_->pull(shard, arena.values()); });
+  times.pull = seconds_since(pull_start);
+
+  double written = 0.0;
+  for (size_t shard = 0; shard < pushes.size(); ++shard) {
+    written = std::max(written, pushes[shard].written_seconds);
+    times.bytes_sent += pushes[shard].bytes_sent;
+    times.bytes_received += pulls[shard].bytes_received;
+    if (options_.mode == PsMode::Sync && pulls[shard].version != pushes[shard].version) {
+      throw IoError(fmt::format("parameter server {} answered the push with version {} but the pull with version {}",
+                                client_->connection(static_cast<int>(shard)).address(), pushes[shard].version,
+                                pulls[shard].version));
+    }
+    if (options_.mode == PsMode::Async) ++staleness_counts_[pushes[shard].staleness];
+    versions_[shard] = pulls[shard].version;
+  }
+  times.push = written;
+  times.wait = std::max(pushed - written, 0.0);
+  times.transfer = times.push + times.pull;
+  ++steps_;
+}
+
+void PsTransport::stop(Model& model) {
+  weights_checksum_ = fmt::format("{:016x}", checksum(model.arena().values()));
+  if (client_ == nullptr) return;
+  // Tell every server this worker is done (a server stops once all its workers are).
+  client_->for_each_shard([&](int shard) {
+    try {
+      client_->connection(shard).shutdown(options_.rank);
+    } catch (const std::exception& error) {
+      spdlog::warn("worker {}: saying goodbye to {}: {}", options_.rank, client_->connection(shard).address(),
+                   error.what());
+    }
+    return 0;
+  });
+}
+
+nlohmann::json PsTransport::summary() const {
+  nlohmann::json json = {{"transport", name()},
+                         {"servers", options_.servers},
+                         {"mode", mode_name(options_.mode)},
+                         {"rank", options_.rank},
+                         {"world", options_.world},
+                         {"run_id", options_.run_id},
+                         {"placement", placement_name(options_.placement)},
+                         {"key_float_count", options_.key_float_count},
+                         {"timeout_seconds", options_.timeout_seconds},
+                         {"tls", !options_.security.tls_ca_file.empty()},
+                         {"auth_token", !options_.security.auth_token.empty()},
+                         {"buffers", "local: batch-norm running statistics are not synchronised"},
+                         {"steps", steps_}};
+  if (placement_ != nullptr) {
+    std::vector<size_t> keys;
+    std::vector<int64_t> floats;
+    for (int shard = 0; shard < placement_->options().shard_count; ++shard) {
+      keys.push_back(placement_->keys_of(shard).size());
+      floats.push_back(placement_->float_count_of(shard));
+    }
+    json["keys_per_shard"] = keys;
+    json["floats_per_shard"] = floats;
+    json["versions"] = versions_;
+  }
+  if (options_.mode == PsMode::Async) {
+    nlohmann::json histogram = nlohmann::json::object();
+    int64_t count = 0, weighted = 0, largest = 0;
+    for (const auto& [staleness, n] : staleness_counts_) {
+      histogram[std::to_string(staleness)] = n;
+      count += n;
+      weighted += staleness * n;
+      largest = std::max(largest, staleness);
+    }
+    json["staleness"] = {{"histogram", histogram},
+                         {"mean", count > 0 ? static_cast<double>(weighted) / static_cast<double>(count) : 0.0},
+                         {"max", largest}};
+  }
+  if (!weights_checksum_.empty()) json["weights_checksum"] = weights_checksum_;
+  return json;
+}
+
+}  // namespace dtbench

@@ -1,0 +1,64 @@
+#pragma once
+// The parameter-server transports (`ps-sync`, `ps-async`) behind comm/'s Transport. start()
+// registers with every server and pulls the initial weights (the servers built the same model from
+// the same seed, or restored a checkpoint); each step pushes the arena's gradients to every shard
+// at once and pulls the new values straight into the arena. The servers' optimizers do the update,
+// so update() has nothing left to do.
+//
+// The comm split: push = until every shard has all the gradient bytes; wait = from then until the
+// last shard answered (sync: the wait for the other workers; async: the server's queue and any
+// hold for max_staleness); pull = receiving the new values. transfer = push + pull.
+// Batch-norm running statistics are buffers, not parameters: each worker keeps its own.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/transport.h"
+#include "paramserver/ps_client.h"
+#include "paramserver/ps_mode.h"
+
+namespace dtbench {
+
+struct PsTransportOptions {
+  std::vector<std::string> servers;  // host:port, in shard order
+  PsMode mode = PsMode::Sync;        // register_ps_transports sets it per name
+  int rank = 0;
+  int world = 1;
+  std::string run_id;                // servers refuse workers of another run
+  PlacementPolicy placement = PlacementPolicy::Balanced;
+  int64_t key_float_count = 64 * 1024;
+  double timeout_seconds = 60.0;
+  int retries = 4;
+  double backoff_seconds = 0.1;
+  ClientSecurity security;
+  int64_t max_message_bytes = kDefaultMaxMessageBytes;
+};
+
+class PsTransport final : public Transport {
+ public:
+  explicit PsTransport(PsTransportOptions options);
+
+  std::string name() const override { return options_.mode == PsMode::Sync ? "ps-sync" : "ps-async"; }
+  void start(Model& model) override;
+  void stop(Model& model) override;
+  nlohmann::json summary() const override;
+
+  // The version of each shard's weights now in the arena.
+  const std::vector<int64_t>& versions() const { return versions_; }
+
+ protected:
+  void synchronize(Model& model, int64_t step, SyncTimes& times) override;
+  void update(Model&, int64_t) override {}
+
+ private:
+  PsTransportOptions options_;
+  std::unique_ptr<KeyPlacement> placement_;
+  std::unique_ptr<PsClient> client_;
+  std::vector<int64_t> versions_;
+  std::map<int64_t, int64_t> staleness_counts_;  // async: per shard and push
+  int64_t steps_ = 0;
+  std::string weights_checksum_;
+};
+
+}  // namespace dtbench

@@ -1,0 +1,339 @@
+#include "paramserver/shard_updater.h"
+
+#include <algorithm>
+
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "paramserver/checkpoint.h"
+
+namespace dtbench {
+
+namespace {
+
+double seconds_between(SteadyClock::time_point start, SteadyClock::time_point end) {
+  return std::chrono::duration<double>(end - start).count();
+}
+
+SteadyClock::duration to_duration(double seconds) {
+  return std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(seconds));
+}
+
+PushOutcome refused(grpc::StatusCode code, std::string message) { return {grpc::Status(code, std::move(message)), 0, 0}; }
+
+}  // namespace
+
+ShardUpdater::ShardUpdater(ShardState initial, const OptimizerConfig& optimizer, ShardUpdaterOptions options)
+    : options_(std::move(options)), float_count_(static_cast<int64_t>(initial.values.size())) {
+  if (options_.worker_count < 1) fail_input("a parameter server needs at least one worker, got {}", options_.worker_count);
+  if (!(options_.timeout_seconds > 0)) fail_input("the parameter server's timeout must be > 0 s");
+  if (options_.max_staleness < 0) fail_input("max_staleness must be >= 0 (0: unbounded)");
+  optimizer_ = restore_optimizer(optimizer, initial);
+  values_ = std::move(initial.values);
+  version_ = initial.version;
+  const auto workers = static_cast<size_t>(options_.worker_count);
+  arrived_.resize(workers);
+  waiting_.resize(workers);
+  pushes_of_.assign(workers, 0);
+  active_.assign(workers, true);
+  held_.resize(workers);
+  thread_ = std::thread([this] { run(); });
+}
+
+ShardUpdater::~ShardUpdater() {
+  stop("the server is shutting down");
+  std::lock_guard lock(state_mutex_);  // the last pull's snapshot was made under it
+  snapshot_.reset();
+}
+
+void ShardUpdater::submit(Gradient gradient, PushDone done) {
+  {
+    std::lock_guard lock(queue_mutex_);
+    if (!stopping_) {
+      const int worker = gradient.worker;
+      queue_.push_back({std::move(gradient), worker, std::move(done)});
+      queue_ready_.notify_one();
+      return;
+    }
+  }
+  done(refused(grpc::StatusCode::UNAVAILABLE, fmt::format("shard {} is shutting down", options_.shard)));
+}
+
+void ShardUpdater::worker_done(int worker) {
+  std::lock_guard lock(queue_mutex_);
+  if (stopping_) return;
+  queue_.push_back({std::nullopt, worker, nullptr});
+  queue_ready_.notify_one();
+}
+
+std::shared_ptr<const Snapshot> ShardUpdater::snapshot() {
+  std::lock_guard lock(state_mutex_);
+  if (snapshot_ == nullptr || snapshot_->version != version_) {
+    snapshot_ = std::make_shared<const Snapshot>(Snapshot{version_, values_});
+  }
+  return snapshot_;
+}
+
+ShardState ShardUpdater::state() const {
+  std::lock_guard lock(state_mutex_);
+  const auto own = optimizer_->state();
+  return {version_, values_, optimizer_->name(), optimizer_->steps_taken(), {own.begin(), own.end()}};
+}
+
+int64_t ShardUpdater::version() const {
+  std::lock_guard lock(state_mutex_);
+  return version_;
+}
+
+nlohmann::json ShardUpdater::stats_json() const {
+  std::lock_guard lock(state_mutex_);
+  nlohmann::json json = stats_.to_json();
+  json["version"] = version_;
+  return json;
+}
+
+void ShardUpdater::stop(const std::string& reason) {
+  {
+    std::lock_guard lock(queue_mutex_);
+    if (stopped_) return;
+    stopping_ = true;
+    stopped_ = true;
+    stop_reason_ = reason;
+  }
+  queue_ready_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ShardUpdater::run() {
+  std::deque<Event> events;
+  for (;;) {
+    {
+      std::unique_lock lock(queue_mutex_);
+      queue_ready_.wait_until(lock, next_deadline(), [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) break;
+      events.swap(queue_);
+    }
+    Completions completions;
+    expire(SteadyClock::now(), completions);
+    for (Event& event : events) handle(event, completions);
+    events.clear();
+    for (auto& [done, outcome] : completions) done(outcome);
+  }
+  // Stopping: everything still waiting or queued is told why.
+  const PushOutcome gone = refused(grpc::StatusCode::UNAVAILABLE,
+                                   fmt::format("shard {} stopped: {}", options_.shard, stop_reason_));
+  {
+    std::lock_guard lock(queue_mutex_);
+    events.swap(queue_);
+  }
+  for (Event& event : events) {
+    if (event.done) event.done(gone);
+  }
+  for (auto& done : waiting_) {
+    if (done) std::exchange(done, nullptr)(gone);
+  }
+  for (auto& held : held_) {
+    if (held) std::exchange(held, std::nullopt)->done(gone);
+  }
+}
+
+SteadyClock::time_point ShardUpdater::next_deadline() const {
+  auto deadline = SteadyClock::time_point::max();
+  const auto timeout = to_duration(options_.timeout_seconds);
+  if (arrived_count_ > 0) deadline = step_started_ + timeout;
+  for (const auto& held : held_) {
+    if (held) deadline = std::min(deadline, held->since + timeout);
+  }
+  return deadline;
+}
+
+void ShardUpdater::expire(SteadyClock::time_point now, Completions& completions) {
+  const auto timeout = to_duration(options_.timeout_seconds);
+  if (arrived_count_ > 0 && now >= step_started_ + timeout) {
+    std::vector<int> missing, present;
+    for (int w = 0; w < options_.worker_count; ++w) (arrived_[static_cast<size_t>(w)] ? present : missing).push_back(w);
+    const std::string message = fmt::format(
+        "shard {}: the step at version {} was aborted: worker(s) {} did not push within {} s (worker(s) {} did)",
+        options_.shard, version_, fmt::join(missing, ", "), options_.timeout_seconds, fmt::join(present, ", "));
+    spdlog::error("{}", message);
+    for (int w : present) {
+      completions.emplace_back(std::exchange(waiting_[static_cast<size_t>(w)], nullptr),
+                               refused(grpc::StatusCode::ABORTED, message));
+      arrived_[static_cast<size_t>(w)].reset();
+    }
+    arrived_count_ = 0;
+    std::lock_guard lock(state_mutex_);
+    ++stats_.steps_failed;
+  }
+  for (int w = 0; w < options_.worker_count; ++w) {
+    auto& held = held_[static_cast<size_t>(w)];
+    if (!held || now < held->since + timeout) continue;
+    std::vector<int> slow;
+    int64_t fewest = pushes_of_[static_cast<size_t>(w)];
+    for (int other = 0; other < options_.worker_count; ++other) {
+      if (active_[static_cast<size_t>(other)]) fewest = std::min(fewest, pushes_of_[static_cast<size_t>(other)]);
+    }
+    for (int other = 0; other < options_.worker_count; ++other) {
+      if (active_[static_cast<size_t>(other)] && pushes_of_[static_cast<size_t>(other)] == fewest) slow.push_back(other);
+    }
+    const std::string message = fmt::format(
+        "shard {}: worker {} is {} pushes ahead of worker(s) {} (max_staleness {}), and they did not push within {} s",
+        options_.shard, w, pushes_ahead(w), fmt::join(slow, ", "), options_.max_staleness, options_.timeout_seconds);
+    completions.emplace_back(std::move(held->done), refused(grpc::StatusCode::DEADLINE_EXCEEDED, message));
+    held.reset();
+  }
+}
+
+void ShardUpdater::handle(Event& event, Completions& completions) {
+  if (!event.gradient) {  // a worker is done
+    if (event.worker >= 0 && event.worker < options_.worker_count) active_[static_cast<size_t>(event.worker)] = false;
+    release_held(completions);
+    return;
+  }
+  Gradient& gradient = *event.gradient;
+  {
+    std::lock_guard lock(state_mutex_);
+    stats_.queueing.add(seconds_between(gradient.arrived, SteadyClock::now()));
+  }
+  if (options_.mode == PsMode::Sync) {
+    handle_sync(gradient, std::move(event.done), completions);
+  } else {
+    handle_async(gradient, std::move(event.done), completions);
+  }
+}
+
+void ShardUpdater::handle_sync(Gradient& gradient, PushDone done, Completions& completions) {
+  const auto w = static_cast<size_t>(gradient.worker);
+  std::string problem;
+  if (gradient.version != version_) {
+    problem = fmt::format("worker {} pushed a gradient for version {} but shard {} is at version {} (sync mode takes "
+                          "gradients of the current version only)",
+                          gradient.worker, gradient.version, options_.shard, version_);
+  } else if (arrived_[w]) {
+    problem = fmt::format("worker {} pushed twice for version {}", gradient.worker, version_);
+  }
+  if (!problem.empty()) {
+    {
+      std::lock_guard lock(state_mutex_);
+      ++stats_.gradients_rejected;
+    }
+    completions.emplace_back(std::move(done), refused(grpc::StatusCode::INVALID_ARGUMENT, problem));
+    return;
+  }
+  if (arrived_count_ == 0) step_started_ = gradient.arrived;
+  arrived_[w] = std::move(gradient.values);
+  waiting_[w] = std::move(done);
+  if (++arrived_count_ == options_.worker_count) apply_sync_step(completions);
+}
+
+void ShardUpdater::apply_sync_step(Completions& completions) {
+  const auto last_arrival = SteadyClock::now();
+  const auto start = SteadyClock::now();
+  // Sum in worker order, so the result does not depend on who arrived first.
+  sum_.assign(arrived_[0].get(), arrived_[0].get() + float_count_);
+  for (size_t w = 1; w < arrived_.size(); ++w) {
+    const float* gradient = arrived_[w].get();
+    for (int64_t i = 0; i < float_count_; ++i) sum_[static_cast<size_t>(i)] += gradient[i];
+  }
+  const float scale = 1.0f / static_cast<float>(options_.worker_count);
+  if (options_.worker_count > 1) {
+    for (float& value : sum_) value *= scale;
+  }
+  const double aggregation = seconds_between(start, SteadyClock::now());
+  apply(sum_);
+  {
+    std::lock_guard lock(state_mutex_);
+    stats_.aggregation.add(aggregation);
+    stats_.straggler_wait.add(seconds_between(step_started_, last_arrival));
+    stats_.gradients_accepted += options_.worker_count;
+  }
+  for (size_t w = 0; w < arrived_.size(); ++w) {
+    arrived_[w].reset();
+    completions.emplace_back(std::exchange(waiting_[w], nullptr), PushOutcome{grpc::Status::OK, version_, 0});
+  }
+  arrived_count_ = 0;
+  maybe_checkpoint();
+}
+
+void ShardUpdater::handle_async(Gradient& gradient, PushDone done, Completions& completions) {
+  const auto w = static_cast<size_t>(gradient.worker);
+  if (gradient.version > version_) {
+    {
+      std::lock_guard lock(state_mutex_);
+      ++stats_.gradients_rejected;
+    }
+    completions.emplace_back(std::move(done), refused(grpc::StatusCode::INVALID_ARGUMENT,
+                                                      fmt::format("worker {} pushed a gradient for version {} but "
+                                                                  "shard {} is only at version {}",
+                                                                  gradient.worker, gradient.version, options_.shard,
+                                                                  version_)));
+    return;
+  }
+  const int64_t staleness = version_ - gradient.version;
+  const auto start = SteadyClock::now();
+  std::span<float> values(gradient.values.get(), static_cast<size_t>(float_count_));
+  if (options_.worker_count > 1) {
+    const float scale = 1.0f / static_cast<float>(options_.worker_count);
+    for (float& value : values) value *= scale;
+  }
+  const double aggregation = seconds_between(start, SteadyClock::now());
+  apply(values);
+  {
+    std::lock_guard lock(state_mutex_);
+    stats_.aggregation.add(aggregation);
+    ++stats_.gradients_accepted;
+    ++stats_.staleness_counts[staleness];
+  }
+  ++pushes_of_[w];
+  PushOutcome outcome{grpc::Status::OK, version_, staleness};
+  if (options_.max_staleness > 0 && pushes_ahead(gradient.worker) > options_.max_staleness) {
+    held_[w] = Held{std::move(done), outcome, SteadyClock::now()};
+  } else {
+    completions.emplace_back(std::move(done), outcome);
+  }
+  release_held(completions);
+  maybe_checkpoint();
+}
+
+void ShardUpdater::apply(std::span<const float> gradient) {
+  const auto start = SteadyClock::now();
+  std::lock_guard lock(state_mutex_);
+  optimizer_->step(values_, gradient);
+  ++version_;
+  ++stats_.updates_applied;
+  stats_.apply.add(seconds_between(start, SteadyClock::now()));
+}
+
+// How many more pushes `worker` has made than the slowest worker still training.
+int64_t ShardUpdater::pushes_ahead(int worker) const {
+  int64_t fewest = pushes_of_[static_cast<size_t>(worker)];
+  for (size_t other = 0; other < pushes_of_.size(); ++other) {
+    if (active_[other]) fewest = std::min(fewest, pushes_of_[other]);
+  }
+  return pushes_of_[static_cast<size_t>(worker)] - fewest;
+}
+
+void ShardUpdater::release_held(Completions& completions) {
+  for (int w = 0; w < options_.worker_count; ++w) {
+    auto& held = held_[static_cast<size_t>(w)];
+    if (!held || pushes_ahead(w) > options_.max_staleness) continue;
+    {
+      std::lock_guard lock(state_mutex_);
+      stats_.held.add(seconds_between(held->since, SteadyClock::now()));
+    }
+    completions.emplace_back(std::move(held->done), held->outcome);
+    held.reset();
+  }
+}
+
+void ShardUpdater::maybe_checkpoint() {
+  if (options_.checkpoint_every <= 0 || !options_.write_checkpoint) return;
+  if (version_ % options_.checkpoint_every != 0) return;
+  try {
+    options_.write_checkpoint(state());
+  } catch (const std::exception& error) {
+    spdlog::error("shard {}: checkpoint at version {} failed: {}", options_.shard, version_, error.what());
+  }
+}
+
+}  // namespace dtbench

@@ -1,0 +1,159 @@
+#pragma once
+// The numerical heart of one parameter-server shard: its keys' values (back to back, in key order),
+// the optimizer over them, the version, and the rules of sync and async mode.
+//
+// Thread model. gRPC's callback threads decode and validate requests and never touch the values;
+// they hand each complete gradient to submit(), which only queues it. ONE update thread per shard
+// owns the aggregation state (who has pushed for this version, held pushes, deadlines) and is the
+// only writer of the values, the optimizer and the version; it also enforces the timeouts (it
+// sleeps until the next deadline when the queue is empty). Readers — pulls, stats, checkpoints —
+// copy under state_mutex_, which the update thread holds only while it changes the values and
+// version. Completions (which finish the gRPC calls) run on the update thread, with no lock held.
+//
+//   sync:  gradients for version t are kept per worker until all `worker_count` have arrived, then
+//          summed in worker order (deterministic), divided by worker_count, applied once: version
+//          t+1. A push is answered only then, so a worker's push call includes its wait for the
+//          others. If some worker has not pushed `timeout_seconds` after the first did, the step
+//          fails: every waiting push gets ABORTED naming the missing workers; the values stay.
+//   async: each gradient is scaled by 1/worker_count and applied at once; staleness = version now
+//          minus the version it was computed on. With max_staleness > 0, a worker more than that
+//          many pushes ahead of the slowest active worker has its answer held until the others
+//          catch up (or DEADLINE_EXCEEDED after timeout_seconds).
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/support/status.h>
+
+#include "core/optim/optimizer.h"
+#include "paramserver/ps_mode.h"
+#include "paramserver/server_stats.h"
+
+namespace dtbench {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// Everything that defines a shard's numerical state: what a checkpoint holds.
+struct ShardState {
+  int64_t version = 0;
+  std::vector<float> values;
+  std::string optimizer_name;
+  int64_t optimizer_steps = 0;
+  std::vector<float> optimizer_state;
+};
+
+// One worker's complete gradient for the shard (float_count floats, in the shard's layout).
+struct Gradient {
+  int worker = 0;
+  int64_t version = 0;
+  std::unique_ptr<float[]> values;
+  SteadyClock::time_point arrived;
+};
+
+struct PushOutcome {
+  grpc::Status status;
+  int64_t version = 0;
+  int64_t staleness = 0;
+};
+using PushDone = std::function<void(const PushOutcome&)>;
+
+// The values of one version, shared by every pull of that version.
+struct Snapshot {
+  int64_t version = 0;
+  std::vector<float> values;
+};
+
+struct ShardUpdaterOptions {
+  int shard = 0;
+  PsMode mode = PsMode::Sync;
+  int worker_count = 1;
+  double timeout_seconds = 60.0;
+  int64_t max_staleness = 0;  // async; 0: unbounded
+  int64_t checkpoint_every = 0;  // updates; 0: never
+  std::function<void(const ShardState&)> write_checkpoint;  // called on the update thread
+};
+
+class ShardUpdater {
+ public:
+  ShardUpdater(ShardState initial, const OptimizerConfig& optimizer, ShardUpdaterOptions options);
+  ~ShardUpdater();
+  ShardUpdater(const ShardUpdater&) = delete;
+  ShardUpdater& operator=(const ShardUpdater&) = delete;
+
+  int64_t float_count() const { return float_count_; }
+  // Queues a gradient; `done` is called exactly once, from the update thread (or at once when the
+  // updater has stopped).
+  void submit(Gradient gradient, PushDone done);
+  // A worker has finished training: async mode stops holding the others back for it.
+  void worker_done(int worker);
+  std::shared_ptr<const Snapshot> snapshot();
+  ShardState state() const;
+  int64_t version() const;
+  nlohmann::json stats_json() const;
+  // Fails whatever is pending or queued with UNAVAILABLE and joins the update thread. Idempotent.
+  void stop(const std::string& reason);
+
+ private:
+  struct Event {
+    std::optional<Gradient> gradient;  // empty: a worker is done
+    int worker = 0;
+    PushDone done;
+  };
+  struct Held {
+    PushDone done;
+    PushOutcome outcome;
+    SteadyClock::time_point since;
+  };
+  using Completions = std::vector<std::pair<PushDone, PushOutcome>>;
+
+  void run();
+  SteadyClock::time_point next_deadline() const;
+  void expire(SteadyClock::time_point now, Completions& completions);
+  void handle(Event& event, Completions& completions);
+  void handle_sync(Gradient& gradient, PushDone done, Completions& completions);
+  void handle_async(Gradient& gradient, PushDone done, Completions& completions);
+  void apply_sync_step(Completions& completions);
+  void apply(std::span<const float> gradient);  // optimizer step + version, under state_mutex_
+  int64_t pushes_ahead(int worker) const;
+  void release_held(Completions& completions);
+  void maybe_checkpoint();
+
+  const ShardUpdaterOptions options_;
+  const int64_t float_count_;
+
+  // Written by the update thread under state_mutex_; read by anyone under it.
+  mutable std::mutex state_mutex_;
+  std::vector<float> values_;
+  std::unique_ptr<Optimizer> optimizer_;
+  int64_t version_ = 0;
+  std::shared_ptr<const Snapshot> snapshot_;
+  UpdateStats stats_;
+
+  // The queue between gRPC threads and the update thread.
+  std::mutex queue_mutex_;
+  std::condition_variable queue_ready_;
+  std::deque<Event> queue_;
+  bool stopping_ = false;
+  bool stopped_ = false;
+  std::string stop_reason_;
+
+  // The update thread's own state.
+  std::vector<std::unique_ptr<float[]>> arrived_;  // sync: per worker, this version's gradient
+  std::vector<PushDone> waiting_;                  // sync: per worker
+  int arrived_count_ = 0;
+  SteadyClock::time_point step_started_;
+  std::vector<float> sum_;
+  std::vector<int64_t> pushes_of_;  // async: per worker
+  std::vector<bool> active_;        // async: not yet done
+  std::vector<std::optional<Held>> held_;  // async: per worker
+
+  std::thread thread_;
+};
+
+}  // namespace dtbench

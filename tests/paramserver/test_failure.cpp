@@ -1,0 +1,135 @@
+// Failures end in bounded time with errors that say who and where: a worker that stops in sync
+// mode fails the others' step after the server's timeout, naming it; a server that is gone fails
+// the worker's next call after a few retries, naming the server.
+#include <chrono>
+
+#include "ps_fixture.h"
+
+namespace dtbench::pstest {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+TEST_F(PsTest, AWorkerThatStopsFailsTheOthersStepWithinTheTimeout) {
+  constexpr double kTimeout = 1.0 * kTimeScale;
+  ServerSet servers = start_servers(2, 3, PsMode::Sync, sgd_momentum(), [](ParameterServerOptions& o) {
+    o.timeout_seconds = kTimeout;
+  });
+  std::vector<double> failed_after(3, -1.0);
+  const auto errors = run_workers(3, [&](int rank) {
+    auto model = small_model();
+    PsTransportOptions options = transport_options(servers, PsMode::Sync, rank, 3);
+    options.timeout_seconds = kTimeout;
+    PsTransport transport(options);
+    transport.start(*model);
+    for (int step = 0; step < 3; ++step) {
+      if (rank == 2 && step == 1) return;  // worker 2 vanishes without a word
+      compute_gradients(*model, make_batch(10 * step + rank, 4));
+      const auto start = Clock::now();
+      try {
+        transport.finish_step(*model, step);
+      } catch (...) {
+        failed_after[static_cast<size_t>(rank)] = seconds_since(start);
+        throw;
+      }
+    }
+  });
+  EXPECT_EQ(errors[2], "");
+  for (int rank : {0, 1}) {
+    const std::string& error = errors[static_cast<size_t>(rank)];
+    EXPECT_NE(error.find("ABORTED"), std::string::npos) << error;
+    EXPECT_NE(error.find("worker(s) 2 did not push"), std::string::npos) << error;
+    EXPECT_NE(error.find("parameter server 127.0.0.1:"), std::string::npos) << error;
+    EXPECT_GT(failed_after[static_cast<size_t>(rank)], 0.5 * kTimeout);
+    EXPECT_LT(failed_after[static_cast<size_t>(rank)], 2 * kTimeout + 1.0);
+  }
+  for (auto& server : servers.servers) {
+    EXPECT_EQ(server->version(), 1) << "the failed step must not be applied";
+    EXPECT_EQ(server->stats_json()["updates"]["steps_failed"], 1);
+  }
+}
+
+TEST_F(PsTest, AServerThatIsGoneFailsTheNextPushAfterRetries) {
+  ServerSet servers = start_servers(2, 1, PsMode::Sync, sgd_momentum());
+  const std::string gone = servers[1].address();
+  auto model = small_model();
+  PsTransportOptions options = transport_options(servers, PsMode::Sync, 0, 1);
+  options.retries = 3;
+  options.backoff_seconds = 0.05;
+  PsTransport transport(options);
+  transport.start(*model);
+  compute_gradients(*model, make_batch(1, 4));
+  transport.finish_step(*model, 0);
+
+  servers.servers[1].reset();  // stopped and gone: its port refuses connections
+  compute_gradients(*model, make_batch(2, 4));
+  const auto start = Clock::now();
+  try {
+    transport.finish_step(*model, 1);
+    FAIL() << "a push to a stopped server succeeded";
+  } catch (const IoError& error) {
+    const std::string text = error.what();
+    EXPECT_NE(text.find(gone), std::string::npos) << text;
+    EXPECT_NE(text.find("UNAVAILABLE"), std::string::npos) << text;
+    EXPECT_NE(text.find("4 attempt(s)"), std::string::npos) << text;
+  }
+  EXPECT_LT(seconds_since(start), 5.0 * kTimeScale);
+}
+
+TEST_F(PsTest, AServerThatNeverCameUpFailsRegistrationWithinTheTimeout) {
+  std::string address;
+  {
+    ServerSet once = start_servers(1, 1, PsMode::Sync, sgd_momentum());
+    address = once[0].address();
+  }  // stopped: nobody listens there now
+  auto model = small_model();
+  PsTransportOptions options;
+  options.servers = {address};
+  options.run_id = "test-run";
+  options.key_float_count = kKeyFloats;
+  options.timeout_seconds = 1.0 * kTimeScale;
+  PsTransport transport(options);
+  const auto start = Clock::now();
+  try {
+    transport.start(*model);
+    FAIL() << "registered with nobody";
+  } catch (const IoError& error) {
+    EXPECT_NE(std::string(error.what()).find(address), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("registering worker 0"), std::string::npos) << error.what();
+  }
+  EXPECT_LT(seconds_since(start), 4.0 * kTimeScale);
+}
+
+TEST_F(PsTest, AServerStartedLateIsWaitedFor) {
+  // Workers may start before their servers: registration retries for up to timeout_seconds.
+  std::string address;
+  {
+    ServerSet once = start_servers(1, 1, PsMode::Sync, sgd_momentum());
+    address = once[0].address();
+  }
+  std::unique_ptr<ParameterServer> late;
+  std::thread starter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto model = small_model();
+    ParameterServerOptions o;
+    o.listen = address;
+    o.run_id = "test-run";
+    o.placement = {1, kKeyFloats, PlacementPolicy::Balanced};
+    late = std::make_unique<ParameterServer>(model->arena(), sgd_momentum(), o);
+  });
+  auto model = small_model(99);
+  PsTransportOptions options;
+  options.servers = {address};
+  options.run_id = "test-run";
+  options.key_float_count = kKeyFloats;
+  options.timeout_seconds = 10.0 * kTimeScale;
+  PsTransport transport(options);
+  transport.start(*model);
+  starter.join();
+  EXPECT_EQ(values_of(*model), values_of(*small_model()));
+}
+
+}  // namespace
+}  // namespace dtbench::pstest

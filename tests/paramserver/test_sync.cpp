@@ -1,0 +1,107 @@
+// ps-sync is an allreduce with the update on the server: W workers (threads) through S shards end
+// with the weights of one worker applying the mean of their gradients with core's optimizer.
+#include <cmath>
+
+#include "ps_fixture.h"
+
+namespace dtbench::pstest {
+namespace {
+
+struct SyncCase {
+  int workers;
+  int shards;
+  PlacementPolicy placement;
+  bool adam;
+};
+
+std::string case_name(const ::testing::TestParamInfo<SyncCase>& info) {
+  return fmt::format("w{}_s{}_{}_{}", info.param.workers, info.param.shards, placement_name(info.param.placement),
+                     info.param.adam ? "adam" : "sgd");
+}
+
+class SyncEquivalence : public PsTest, public ::testing::WithParamInterface<SyncCase> {};
+
+constexpr int kSteps = 4;
+constexpr int64_t kBatch = 8;
+
+Batch batch_for(int worker, int step) { return make_batch(1000 + 10 * static_cast<uint64_t>(step) + worker, kBatch); }
+
+// One worker, core only: gradient = mean of the workers' gradients (summed in worker order), then
+// core's optimizer over the whole arena — what ring / mpi compute.
+std::vector<float> reference_weights(int workers, const OptimizerConfig& config) {
+  auto model = small_model();
+  ParamArena& arena = model->arena();
+  auto optimizer = make_optimizer(config, arena.count());
+  std::vector<float> mean(static_cast<size_t>(arena.count()));
+  for (int step = 0; step < kSteps; ++step) {
+    for (int w = 0; w < workers; ++w) {
+      compute_gradients(*model, batch_for(w, step));
+      const auto grads = arena.grads();
+      for (size_t i = 0; i < mean.size(); ++i) mean[i] = w == 0 ? grads[i] : mean[i] + grads[i];
+    }
+    if (workers > 1) {
+      for (float& g : mean) g *= 1.0f / static_cast<float>(workers);
+    }
+    optimizer->step(arena.values(), mean);
+  }
+  return values_of(*model);
+}
+
+TEST_P(SyncEquivalence, EndsWithTheAveragedUpdateOfOneWorker) {
+  const SyncCase c = GetParam();
+  const OptimizerConfig optimizer = c.adam ? adam() : sgd_momentum();
+  ServerSet servers = start_servers(c.shards, c.workers, PsMode::Sync, optimizer, [&](ParameterServerOptions& o) {
+    o.placement.policy = c.placement;
+  });
+  std::vector<std::vector<float>> finals(static_cast<size_t>(c.workers));
+  std::vector<std::vector<int64_t>> versions(static_cast<size_t>(c.workers));
+  const auto errors = run_workers(c.workers, [&](int rank) {
+    // A different seed: the worker must take the servers' initial weights, not its own.
+    auto model = small_model(kSeed + 100 + static_cast<uint64_t>(rank));
+    PsTransportOptions options = transport_options(servers, PsMode::Sync, rank, c.workers);
+    options.placement = c.placement;
+    PsTransport transport(options);
+    transport.start(*model);
+    for (int step = 0; step < kSteps; ++step) {
+      compute_gradients(*model, batch_for(rank, step));
+      const SyncTimes times = transport.finish_step(*model, step);
+      EXPECT_GT(times.bytes_sent, 0);
+      EXPECT_GT(times.bytes_received, 0);
+      EXPECT_GE(times.comm, times.push);
+    }
+    versions[static_cast<size_t>(rank)] = transport.versions();
+    transport.stop(*model);
+    EXPECT_EQ(transport.summary()["mode"], "sync");
+    finals[static_cast<size_t>(rank)] = values_of(*model);
+  });
+  for (const auto& error : errors) ASSERT_EQ(error, "");
+
+  const std::vector<float> expected = reference_weights(c.workers, optimizer);
+  for (int rank = 0; rank < c.workers; ++rank) {
+    const auto& got = finals[static_cast<size_t>(rank)];
+    ASSERT_EQ(got.size(), expected.size());
+    double worst = 0.0;
+    for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(double(got[i]) - double(expected[i])));
+    EXPECT_LT(worst, 1e-5) << "worker " << rank;
+    EXPECT_EQ(got, finals[0]) << "sync workers must hold identical weights";
+    for (int64_t version : versions[static_cast<size_t>(rank)]) EXPECT_EQ(version, kSteps);
+  }
+  // Every worker said goodbye, so the servers are stopping.
+  for (auto& server : servers.servers) {
+    EXPECT_TRUE(server->wait_for(5.0));
+    EXPECT_EQ(server->version(), kSteps);
+    const auto stats = server->stats_json();
+    EXPECT_EQ(stats["updates"]["updates_applied"], kSteps);
+    EXPECT_EQ(stats["updates"]["gradients_accepted"], kSteps * c.workers);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(PsSync, SyncEquivalence,
+                         ::testing::Values(SyncCase{2, 2, PlacementPolicy::Balanced, false},
+                                           SyncCase{2, 1, PlacementPolicy::Balanced, false},
+                                           SyncCase{2, 2, PlacementPolicy::Hash, true},
+                                           SyncCase{3, 3, PlacementPolicy::Balanced, true}),
+                         case_name);
+
+}  // namespace
+}  // namespace dtbench::pstest
