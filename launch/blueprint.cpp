@@ -209,6 +209,9 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
   ps.read("tls_key", bp.ps.tls_key);
   ps.reject_unknown();
   top.read("save_weights", bp.save_weights);
+  Section profile(top.child("profile"), source, "profile");
+  profile.read("operators", bp.time_operators);
+  profile.reject_unknown();
   top.reject_unknown();
 
   require(bp.epochs >= 1, source, "epochs", "an integer >= 1", std::to_string(bp.epochs));

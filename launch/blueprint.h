@@ -60,6 +60,7 @@ struct Blueprint {
   CommBlueprint comm;
   PsBlueprint ps;
   bool save_weights = false;  // write the final weights to weights.bin in the run directory
+  bool time_operators = false;  // profile.operators: forward/backward time per operator kind
   std::string output = "runs";
 
   std::string source;  // where it came from, for messages

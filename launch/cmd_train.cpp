@@ -172,7 +172,7 @@ void train_as_worker(const Blueprint& bp, Worker& worker) {
     transport->start(*model);
     Trainer trainer(*model, train_loader, &test_loader, *transport,
                     {.epochs = bp.epochs, .max_steps = bp.steps, .show_progress = root,
-                     .stop_requested = [] { return stop_signal != 0; }});
+                     .stop_requested = [] { return stop_signal != 0; }, .time_operators = bp.time_operators});
     trainer.run([&](const EpochResult& epoch) {
       summary.epochs.push_back(epoch);
       summary.wall_seconds = epoch.wall_seconds;
@@ -202,6 +202,8 @@ void train_as_worker(const Blueprint& bp, Worker& worker) {
              bp.data.path, world, bp.transport, blas::core_name(), blas::core_selection(), blas::threads());
   fmt::print("{}\n{}", epochs_table(summary.epochs), breakdown_table(summary.epochs));
   if (!workers.empty()) fmt::print("\n{}", workers_table(workers));
+  const EpochResult& last = summary.epochs.back();
+  if (!last.operators.empty()) fmt::print("\n{}", operators_table(last.operators, last.phases.steps));
   fmt::print("\nreport: {}\n", (run.path() / "report.json").string());
 }
 

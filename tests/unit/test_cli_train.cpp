@@ -79,6 +79,28 @@ TEST_F(CliTrain, TrainsLenetOnUncachedAugmentedCifar) {
   EXPECT_FALSE(report["data"]["cache"].get<bool>());
 }
 
+TEST_F(CliTrain, TimesOperatorsWhenAsked) {
+  const fs::path data = synth("cifar10", 128, 32);
+  const Outcome r = dtbench("train --set model=lenet5 --set dataset.format=cifar10 --set dataset.path=" +
+                            data.string() + " --set output=" + (root_ / "runs").string() +
+                            " --set steps=4 --set batch=16 --set profile.operators=true");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Per operator"), std::string::npos) << r.output;
+  const auto report = read_json(only_run_directory(root_ / "runs") / "report.json");
+  const auto& operators = report["epochs"][0]["operators"];
+  for (const char* kind : {"conv2d", "linear", "maxpool2d", "relu"}) {
+    ASSERT_TRUE(operators.contains(kind)) << operators.dump();
+    EXPECT_GT(operators[kind]["forward_s"].get<double>(), 0.0);
+    EXPECT_GT(operators[kind]["backward_s"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(operators["conv2d"]["forward_calls"], 2 * 4);  // two convolutions, four steps
+  // The operators happen inside forward and backward, so they cannot take longer than those.
+  double inside = 0.0;
+  for (const auto& [kind, t] : operators.items()) inside += t["forward_s"].get<double>() + t["backward_s"].get<double>();
+  const auto& phases = report["epochs"][0]["phases"];
+  EXPECT_LE(inside, phases["forward"]["sum_s"].get<double>() + phases["backward"]["sum_s"].get<double>());
+}
+
 TEST_F(CliTrain, BadInputIsAClearErrorWithExitCode2) {
   Outcome r = dtbench("train --set dataset.path=" + (root_ / "absent").string());
   EXPECT_EQ(r.exit_code, 2);
