@@ -16,14 +16,6 @@ double monotonic_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// FNV-1a over the bytes of the weights: equal on every rank exactly when the weights are.
-uint64_t checksum(std::span<const float> values) {
-  uint64_t hash = 1469598103934665603ull;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
-  for (size_t i = 0; i < values.size_bytes(); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
-  return hash;
-}
-
 }  // namespace
 
 AllreduceTransport::AllreduceTransport(OptimizerConfig optimizer, AllreduceTransportOptions options)
@@ -228,7 +220,7 @@ void AllreduceTransport::split_wait_and_transfer(double arrival, SyncTimes& time
 }
 
 void AllreduceTransport::stop(Model& model) {
-  const uint64_t local = checksum(model.arena().values());
+  const uint64_t local = weights_checksum(model.arena().values());
   std::vector<uint64_t> all(static_cast<size_t>(world_));
   check_mpi(MPI_Allgather(&local, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, control_), "MPI_Allgather");
   std::vector<int> differing;

@@ -3,7 +3,9 @@
 // of the end of a step — synchronising (the transport's own business) and updating the weights —
 // so that timing lives in one place and every transport is measured the same way (after ps-lite's
 // Van::Send / SendMsg split).
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +28,10 @@ class Transport : public GradientSync {
   // Turn the synchronised gradients into the next weights.
   virtual void update(Model& model, int64_t step) = 0;
 };
+
+// FNV-1a over the bytes of the weights: equal on two workers exactly when their weights are, so
+// transports can check at the end that every worker holds the same model.
+uint64_t weights_checksum(std::span<const float> values);
 
 // Shared by transports that update locally after averaging (local, ring, mpi): one optimizer over
 // the whole arena.

@@ -16,13 +16,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-uint64_t checksum(std::span<const float> values) {
-  uint64_t hash = 1469598103934665603ull;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
-  for (size_t i = 0; i < values.size_bytes(); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
-  return hash;
-}
-
 }  // namespace
 
 PsTransport::PsTransport(PsTransportOptions options) : options_(std::move(options)) {
@@ -96,7 +89,7 @@ void PsTransport::synchronize(Model& model, int64_t, SyncTimes& times) {
 }
 
 void PsTransport::stop(Model& model) {
-  weights_checksum_ = fmt::format("{:016x}", checksum(model.arena().values()));
+  weights_checksum_ = fmt::format("{:016x}", weights_checksum(model.arena().values()));
   if (client_ == nullptr) return;
   // Tell every server this worker is done (a server stops once all its workers are).
   client_->for_each_shard([&](int shard) {
