@@ -205,7 +205,8 @@ void AllreduceTransport::synchronize(Model& model, int64_t step, SyncTimes& time
 }
 
 void AllreduceTransport::split_wait_and_transfer(double arrival, SyncTimes& times) {
-  std::vector<double> arrivals(static_cast<size_t>(world_));
+  std::vector<double>& arrivals = arrivals_;
+  arrivals.resize(static_cast<size_t>(world_));
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Iallgather(&arrival, 1, MPI_DOUBLE, arrivals.data(), 1, MPI_DOUBLE, control_, &request),
             "MPI_Iallgather");

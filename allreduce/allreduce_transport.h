@@ -67,6 +67,7 @@ class AllreduceTransport final : public LocalUpdateTransport {
   std::vector<int> bucket_of_param_;    // by parameter index in the arena
   std::vector<int> params_in_bucket_;
   std::vector<float> scratch_;
+  std::vector<double> arrivals_;        // every rank's arrival time this step, reused
   std::unique_ptr<Watchdog> watchdog_;  // for the blocking MPI_Allreduce, with MPI_THREAD_MULTIPLE
   int64_t step_ = 0;
   nlohmann::json summary_;
