@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   dtbench::add_data_command(app);
   dtbench::add_bench_command(app);
   dtbench::add_ps_command(app);
+  dtbench::add_report_command(app);
   dtbench::add_doctor_command(app);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,89 @@
+// dtbench report: the tables and charts of one run, or a comparison of several, from their
+// report.json files — printed, and written as report.md, phases.csv and report.html.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+#include "launch/commands.h"
+#include "launch/report_csv.h"
+#include "launch/report_html.h"
+#include "launch/report_run.h"
+#include "launch/report_tables.h"
+#include "launch/run_directory.h"
+
+namespace dtbench {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReportOptions {
+  std::vector<std::string> run_dirs;
+  std::string out;   // default: the run directory for one run, the current directory for several
+  int baseline = 1;  // 1-based index into run_dirs
+};
+
+std::string markdown(const std::vector<RunRecord>& runs, const std::vector<ReportTable>& tables) {
+  std::string out = "# dtbench report\n\n";
+  for (const auto& run : runs) {
+    out += fmt::format("- **{}** — transport {}, {} worker(s), {} epoch(s){}\n", run.name, run.transport, run.world,
+                       run.epochs.size(), run.complete() ? "" : " — " + incomplete_note(run));
+  }
+  out += "\n";
+  for (const auto& table : tables) out += render_markdown(table);
+  return out;
+}
+
+void run_report(const ReportOptions& options) {
+  std::vector<RunRecord> runs;
+  for (const auto& dir : options.run_dirs) runs.push_back(load_run(dir));
+  // Runs started in the same second under the same name share a directory name: tell them apart
+  // by the folder that holds them.
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (size_t j = i + 1; j < runs.size(); ++j) {
+      if (runs[i].name != runs[j].name) continue;
+      for (const size_t k : {i, j}) {
+        const auto parent = fs::absolute(runs[k].path).parent_path().parent_path().filename().string();
+        if (runs[k].name.find('/') == std::string::npos) runs[k].name = parent + "/" + runs[k].name;
+      }
+    }
+  }
+  if (options.baseline < 1 || static_cast<size_t>(options.baseline) > runs.size()) {
+    fail_input("--baseline {}: choose a run from 1 to {}", options.baseline, runs.size());
+  }
+  const std::vector<ReportTable> tables = runs.size() == 1 ? single_run_tables(runs.front())
+                                                           : comparison_tables(runs, options.baseline - 1);
+  for (const auto& run : runs) {
+    fmt::print("{} — transport {}, {} worker(s), {} epoch(s){}\n", run.name, run.transport, run.world,
+               run.epochs.size(), run.complete() ? "" : "  " + incomplete_note(run));
+  }
+  for (const auto& table : tables) fmt::print("\n{}", render_text(table));
+
+  const fs::path out = !options.out.empty() ? fs::path(options.out)
+                       : runs.size() == 1    ? fs::path(options.run_dirs.front())
+                                             : fs::current_path();
+  std::error_code error;
+  fs::create_directories(out, error);
+  if (error) fail_input("--out {}: cannot create the directory: {}", out.string(), error.message());
+  write_file_atomically(out / "report.md", markdown(runs, tables));
+  write_file_atomically(out / "phases.csv", phases_csv(runs));
+  write_file_atomically(out / "report.html", report_html(runs, tables));
+  fmt::print("\nwritten: {}, {}, {}\n", (out / "report.md").string(), (out / "phases.csv").string(),
+             (out / "report.html").string());
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto* command = app.add_subcommand("report", "Tables and charts of a run, or a comparison of several runs");
+  auto options = std::make_shared<ReportOptions>();
+  command->add_option("run_dirs", options->run_dirs, "Run directories (each holding report.json)")->required();
+  command->add_option("--out", options->out,
+                      "Where to write report.md, phases.csv and report.html (default: the run directory for one "
+                      "run, the current directory for several)");
+  command->add_option("--baseline", options->baseline, "The run (1 = first) the comparison's ratios are against");
+  command->callback([options] { run_report(*options); });
+}
+
+}  // namespace dtbench

@@ -1,0 +1,14 @@
+#pragma once
+// report.html: one self-contained page (inline CSS and SVG, nothing fetched) with the phase
+// chart, the accuracy chart and the same tables as the terminal and report.md.
+#include <string>
+#include <vector>
+
+#include "launch/report_run.h"
+#include "launch/report_table.h"
+
+namespace dtbench {
+
+std::string report_html(const std::vector<RunRecord>& runs, const std::vector<ReportTable>& tables);
+
+}  // namespace dtbench
