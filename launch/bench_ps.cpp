@@ -38,6 +38,7 @@
 #include "core/util/error.h"
 #include "launch/byte_sizes.h"
 #include "paramserver/parameter_server.h"
+#include "paramserver/for_each_shard.h"
 #include "paramserver/ps_client.h"
 
 namespace dtbench {
@@ -74,29 +75,6 @@ float small_integer(uint64_t seed, int64_t i) {
 }
 
 float check_gradient(int worker, int64_t i) { return small_integer(1000 + static_cast<uint64_t>(worker), i); }
-
-// fn(shard) for every shard at once, this thread taking shard 0 (as PsClient does, so a round costs
-// what a ps-sync step costs); the first failure is rethrown once all have finished.
-template <typename Fn>
-auto for_each_shard(size_t shards, Fn fn) -> std::vector<decltype(fn(0))> {
-  std::vector<decltype(fn(0))> results(shards);
-  std::vector<std::exception_ptr> errors(shards);
-  auto run = [&](size_t shard) {
-    try {
-      results[shard] = fn(static_cast<int>(shard));
-    } catch (...) {
-      errors[shard] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t shard = 1; shard < shards; ++shard) threads.emplace_back(run, shard);
-  run(0);
-  for (auto& thread : threads) thread.join();
-  for (const auto& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
-  return results;
-}
 
 // fn(worker) on a thread per worker. The first failure runs `on_failure` at once (so the other
 // workers are not left waiting for the failed one at the sync server) and is rethrown at the end.

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "paramserver/for_each_shard.h"
 #include "paramserver/key_placement.h"
 #include "paramserver/ps_connection.h"
 
@@ -45,23 +46,7 @@ class PsClient {
   // after all have finished.
   template <typename Fn>
   auto for_each_shard(Fn fn) -> std::vector<decltype(fn(0))> {
-    std::vector<decltype(fn(0))> results(connections_.size());
-    std::vector<std::exception_ptr> errors(connections_.size());
-    auto run = [&](size_t shard) {
-      try {
-        results[shard] = fn(static_cast<int>(shard));
-      } catch (...) {
-        errors[shard] = std::current_exception();
-      }
-    };
-    std::vector<std::thread> threads;
-    for (size_t shard = 1; shard < connections_.size(); ++shard) threads.emplace_back(run, shard);
-    run(0);
-    for (auto& thread : threads) thread.join();
-    for (const auto& error : errors) {
-      if (error) std::rethrow_exception(error);
-    }
-    return results;
+    return dtbench::for_each_shard(connections_.size(), std::move(fn));
   }
 
  private:
