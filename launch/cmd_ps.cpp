@@ -39,6 +39,7 @@ struct PsCommandOptions {
   double timeout_s = 0;  // 0: ps.timeout_s
   int64_t checkpoint_every = -1;  // -1: ps.checkpoint_every
   int64_t max_staleness = -1;     // -1: ps.max_staleness
+  bool drop_missing_workers = false;
   std::string checkpoint;
   std::string restore;
   std::string output;
@@ -76,6 +77,7 @@ ParameterServerOptions server_options(const PsCommandOptions& options, const Blu
   server.run_id = !options.run_id.empty() ? options.run_id : bp.ps.run_id;
   server.timeout_seconds = options.timeout_s > 0 ? options.timeout_s : bp.ps.timeout_s;
   server.max_staleness = options.max_staleness >= 0 ? options.max_staleness : bp.ps.max_staleness;
+  server.drop_missing_workers = options.drop_missing_workers;
   server.checkpoint_every = options.checkpoint_every >= 0 ? options.checkpoint_every : bp.ps.checkpoint_every;
   server.checkpoint_path = options.checkpoint;
   server.restore_path = options.restore;
@@ -154,6 +156,8 @@ void add_ps_command(CLI::App& app) {
   command->add_option("--checkpoint", o->checkpoint, "Checkpoint file (default: <output>/server-<shard>.ckpt)");
   command->add_option("--restore", o->restore, "Start from this checkpoint, at its version");
   command->add_option("--max-staleness", o->max_staleness, "Async: hold a worker this many pushes ahead (0: unbounded)");
+  command->add_flag("--drop-missing-workers", o->drop_missing_workers,
+                    "Sync: go on without a worker missing past the timeout instead of failing the step");
   command->add_option("--output", o->output, "Directory for server-<shard>.json (default: <output>/ps-<run id>)");
   command->add_option("--auth-token", o->auth_token, "Require this token on every call");
   command->add_option("--auth-token-file", o->auth_token_file, "Require the token in this file on every call");

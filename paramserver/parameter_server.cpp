@@ -65,6 +65,7 @@ ParameterServer::ParameterServer(const ParamArena& arena, const OptimizerConfig&
                                       .worker_count = options_.worker_count,
                                       .timeout_seconds = options_.timeout_seconds,
                                       .max_staleness = options_.max_staleness,
+                                      .drop_missing_workers = options_.drop_missing_workers,
                                       .checkpoint_every = checkpoint_path_.empty() ? 0 : options_.checkpoint_every,
                                       .write_checkpoint = [this](const ShardState& state) {
                                         save_checkpoint(state);
@@ -196,6 +197,7 @@ nlohmann::json ParameterServer::stats_json() const {
           {"run_id", roster_.run_id()},
           {"timeout_seconds", options_.timeout_seconds},
           {"max_staleness", options_.max_staleness},
+          {"drop_missing_workers", options_.drop_missing_workers},
           {"placement", placement_name(options_.placement.policy)},
           {"key_float_count", options_.placement.key_float_count},
           {"keys", index_.keys.size()},

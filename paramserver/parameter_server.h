@@ -32,6 +32,7 @@ struct ParameterServerOptions {
   std::string run_id;              // empty: adopt the first worker's
   double timeout_seconds = 60.0;   // sync: a missing worker fails the step after this long
   int64_t max_staleness = 0;       // async: 0 unbounded
+  bool drop_missing_workers = false;  // sync: go on without a worker missing past the timeout
   int64_t checkpoint_every = 0;    // updates; 0: only on demand and at stop
   std::string checkpoint_path;     // empty: <output_dir>/server-<shard>.ckpt, or none without output_dir
   std::string restore_path;        // start from this checkpoint

@@ -30,6 +30,7 @@ nlohmann::json UpdateStats::to_json() const {
           {"gradients_accepted", gradients_accepted},
           {"gradients_rejected", gradients_rejected},
           {"steps_failed", steps_failed},
+          {"workers_dropped", workers_dropped},
           {"queueing", queueing.to_json()},
           {"aggregation", aggregation.to_json()},
           {"apply", apply.to_json()},

@@ -25,6 +25,7 @@ struct UpdateStats {
   int64_t gradients_accepted = 0;
   int64_t gradients_rejected = 0;  // wrong version, duplicate worker
   int64_t steps_failed = 0;        // sync: a worker missing past the timeout
+  int64_t workers_dropped = 0;     // sync with drop_missing_workers: workers left out
   TimeStat queueing;               // a decoded push waiting for the update thread
   TimeStat aggregation;            // sync: summing and averaging the workers' gradients; async: scaling
   TimeStat apply;                  // the optimizer step

@@ -36,6 +36,8 @@ ShardUpdater::ShardUpdater(ShardState initial, const OptimizerConfig& optimizer,
   waiting_.resize(workers);
   pushes_of_.assign(workers, 0);
   active_.assign(workers, true);
+  dropped_.assign(workers, false);
+  participants_ = options_.worker_count;
   held_.resize(workers);
   thread_ = std::thread([this] { run(); });
 }
@@ -151,19 +153,35 @@ void ShardUpdater::expire(SteadyClock::time_point now, Completions& completions)
   const auto timeout = to_duration(options_.timeout_seconds);
   if (arrived_count_ > 0 && now >= step_started_ + timeout) {
     std::vector<int> missing, present;
-    for (int w = 0; w < options_.worker_count; ++w) (arrived_[static_cast<size_t>(w)] ? present : missing).push_back(w);
-    const std::string message = fmt::format(
-        "shard {}: the step at version {} was aborted: worker(s) {} did not push within {} s (worker(s) {} did)",
-        options_.shard, version_, fmt::join(missing, ", "), options_.timeout_seconds, fmt::join(present, ", "));
-    spdlog::error("{}", message);
-    for (int w : present) {
-      completions.emplace_back(std::exchange(waiting_[static_cast<size_t>(w)], nullptr),
-                               refused(grpc::StatusCode::ABORTED, message));
-      arrived_[static_cast<size_t>(w)].reset();
+    for (int w = 0; w < options_.worker_count; ++w) {
+      if (dropped_[static_cast<size_t>(w)]) continue;
+      (arrived_[static_cast<size_t>(w)] ? present : missing).push_back(w);
     }
-    arrived_count_ = 0;
-    std::lock_guard lock(state_mutex_);
-    ++stats_.steps_failed;
+    if (options_.drop_missing_workers) {
+      spdlog::warn("shard {}: worker(s) {} did not push within {} s at version {}; going on with worker(s) {}",
+                   options_.shard, fmt::join(missing, ", "), options_.timeout_seconds, version_,
+                   fmt::join(present, ", "));
+      for (int w : missing) dropped_[static_cast<size_t>(w)] = true;
+      participants_ -= static_cast<int>(missing.size());
+      {
+        std::lock_guard lock(state_mutex_);
+        stats_.workers_dropped += static_cast<int64_t>(missing.size());
+      }
+      apply_sync_step(completions);
+    } else {
+      const std::string message = fmt::format(
+          "shard {}: the step at version {} was aborted: worker(s) {} did not push within {} s (worker(s) {} did)",
+          options_.shard, version_, fmt::join(missing, ", "), options_.timeout_seconds, fmt::join(present, ", "));
+      spdlog::error("{}", message);
+      for (int w : present) {
+        completions.emplace_back(std::exchange(waiting_[static_cast<size_t>(w)], nullptr),
+                                 refused(grpc::StatusCode::ABORTED, message));
+        arrived_[static_cast<size_t>(w)].reset();
+      }
+      arrived_count_ = 0;
+      std::lock_guard lock(state_mutex_);
+      ++stats_.steps_failed;
+    }
   }
   for (int w = 0; w < options_.worker_count; ++w) {
     auto& held = held_[static_cast<size_t>(w)];
@@ -211,6 +229,9 @@ void ShardUpdater::handle_sync(Gradient& gradient, PushDone done, Completions& c
                           gradient.worker, gradient.version, options_.shard, version_);
   } else if (arrived_[w]) {
     problem = fmt::format("worker {} pushed twice for version {}", gradient.worker, version_);
+  } else if (dropped_[w]) {
+    problem = fmt::format("worker {} was dropped from the run after missing a step; shard {} goes on without it",
+                          gradient.worker, options_.shard);
   }
   if (!problem.empty()) {
     {
@@ -223,20 +244,22 @@ void ShardUpdater::handle_sync(Gradient& gradient, PushDone done, Completions& c
   if (arrived_count_ == 0) step_started_ = gradient.arrived;
   arrived_[w] = std::move(gradient.values);
   waiting_[w] = std::move(done);
-  if (++arrived_count_ == options_.worker_count) apply_sync_step(completions);
+  if (++arrived_count_ == participants_) apply_sync_step(completions);
 }
 
 void ShardUpdater::apply_sync_step(Completions& completions) {
   const auto last_arrival = SteadyClock::now();
   const auto start = SteadyClock::now();
   // Sum in worker order, so the result does not depend on who arrived first.
-  sum_.assign(arrived_[0].get(), arrived_[0].get() + float_count_);
-  for (size_t w = 1; w < arrived_.size(); ++w) {
+  sum_.assign(static_cast<size_t>(float_count_), 0.0f);
+  for (size_t w = 0; w < arrived_.size(); ++w) {
     const float* gradient = arrived_[w].get();
+    if (gradient == nullptr) continue;  // dropped
     for (int64_t i = 0; i < float_count_; ++i) sum_[static_cast<size_t>(i)] += gradient[i];
   }
-  const float scale = 1.0f / static_cast<float>(options_.worker_count);
-  if (options_.worker_count > 1) {
+  const int contributors = arrived_count_;
+  if (contributors > 1) {
+    const float scale = 1.0f / static_cast<float>(contributors);
     for (float& value : sum_) value *= scale;
   }
   const double aggregation = seconds_between(start, SteadyClock::now());
@@ -245,9 +268,10 @@ void ShardUpdater::apply_sync_step(Completions& completions) {
     std::lock_guard lock(state_mutex_);
     stats_.aggregation.add(aggregation);
     stats_.straggler_wait.add(seconds_between(step_started_, last_arrival));
-    stats_.gradients_accepted += options_.worker_count;
+    stats_.gradients_accepted += contributors;
   }
   for (size_t w = 0; w < arrived_.size(); ++w) {
+    if (!arrived_[w]) continue;
     arrived_[w].reset();
     completions.emplace_back(std::exchange(waiting_[w], nullptr), PushOutcome{grpc::Status::OK, version_, 0});
   }

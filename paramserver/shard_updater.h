@@ -75,6 +75,9 @@ struct ShardUpdaterOptions {
   int worker_count = 1;
   double timeout_seconds = 60.0;
   int64_t max_staleness = 0;  // async; 0: unbounded
+  // sync: a worker missing past the timeout is dropped and the step applied with those that
+  // pushed (averaged over them), instead of failing the step.
+  bool drop_missing_workers = false;
   int64_t checkpoint_every = 0;  // updates; 0: never
   std::function<void(const ShardState&)> write_checkpoint;  // called on the update thread
 };
@@ -147,6 +150,8 @@ class ShardUpdater {
   std::vector<std::unique_ptr<float[]>> arrived_;  // sync: per worker, this version's gradient
   std::vector<PushDone> waiting_;                  // sync: per worker
   int arrived_count_ = 0;
+  std::vector<bool> dropped_;       // sync: workers left out after missing a step
+  int participants_ = 0;            // sync: workers a step waits for
   SteadyClock::time_point step_started_;
   std::vector<float> sum_;
   std::vector<int64_t> pushes_of_;  // async: per worker

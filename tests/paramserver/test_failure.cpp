@@ -51,6 +51,37 @@ TEST_F(PsTest, AWorkerThatStopsFailsTheOthersStepWithinTheTimeout) {
   }
 }
 
+TEST_F(PsTest, WhenConfiguredAMissingWorkerIsDroppedAndTheOthersGoOn) {
+  constexpr double kTimeout = 1.0 * kTimeScale;
+  ServerSet servers = start_servers(2, 3, PsMode::Sync, sgd_momentum(), [](ParameterServerOptions& o) {
+    o.timeout_seconds = kTimeout;
+    o.drop_missing_workers = true;
+  });
+  std::vector<std::vector<float>> weights(3);
+  const auto errors = run_workers(3, [&](int rank) {
+    auto model = small_model();
+    PsTransportOptions options = transport_options(servers, PsMode::Sync, rank, 3);
+    options.timeout_seconds = 4 * kTimeout;
+    PsTransport transport(options);
+    transport.start(*model);
+    for (int step = 0; step < 3; ++step) {
+      if (rank == 2 && step == 1) return;  // worker 2 vanishes without a word
+      compute_gradients(*model, make_batch(10 * step + rank, 4));
+      transport.finish_step(*model, step);
+    }
+    const auto values = model->arena().values();
+    weights[static_cast<size_t>(rank)].assign(values.begin(), values.end());
+  });
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(errors[1], "");
+  EXPECT_EQ(weights[0], weights[1]);
+  for (auto& server : servers.servers) {
+    EXPECT_EQ(server->version(), 3) << "every step applied, the last two with workers 0 and 1";
+    EXPECT_EQ(server->stats_json()["updates"]["workers_dropped"], 1);
+    EXPECT_EQ(server->stats_json()["updates"]["steps_failed"], 0);
+  }
+}
+
 TEST_F(PsTest, AServerThatIsGoneFailsTheNextPushAfterRetries) {
   ServerSet servers = start_servers(2, 1, PsMode::Sync, sgd_momentum());
   const std::string gone = servers[1].address();
