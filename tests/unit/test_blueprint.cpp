@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include "core/models/models.h"
 #include "core/util/error.h"
 #include "launch/blueprint.h"
 
@@ -88,6 +91,22 @@ TEST(Blueprint, MissingFileIsNamed) {
   } catch (const InputError& error) {
     EXPECT_NE(std::string(error.what()).find("/nonexistent/blue.yaml"), std::string::npos);
   }
+}
+
+// Every blueprint shipped in configs/ parses, and its model takes its data set's samples.
+TEST(Blueprint, EveryShippedBlueprintLoadsAndItsModelBuilds) {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(DTBENCH_CONFIGS_DIR)) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    const Blueprint bp = load_blueprint(entry.path().string(), {});
+    const bool idx = bp.data.format == "idx";
+    Shape sample = idx ? Shape{1, 28, 28} : Shape{3, 32, 32};
+    if (bp.data.resize > 0) sample = {sample[0], bp.data.resize, bp.data.resize};
+    EXPECT_NO_THROW(models::build(bp.model, sample, bp.data.format == "cifar100" ? 100 : 10));
+    ++checked;
+  }
+  EXPECT_GE(checked, 10);
 }
 
 }  // namespace
