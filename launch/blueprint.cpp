@@ -211,12 +211,15 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
   top.read("save_weights", bp.save_weights);
   Section profile(top.child("profile"), source, "profile");
   profile.read("operators", bp.time_operators);
+  profile.read("trace_steps", bp.trace_steps);
   profile.reject_unknown();
   top.reject_unknown();
 
   require(bp.epochs >= 1, source, "epochs", "an integer >= 1", std::to_string(bp.epochs));
   require(bp.steps >= 0, source, "steps", "an integer >= 0 (0: whole epochs)", std::to_string(bp.steps));
   require(bp.batch >= 1, source, "batch", "an integer >= 1", std::to_string(bp.batch));
+  require(bp.trace_steps >= 0, source, "profile.trace_steps", "an integer >= 0 (0: no trace)",
+          std::to_string(bp.trace_steps));
   require(bp.threads >= 0, source, "threads", "an integer >= 0 (0: one per core)", std::to_string(bp.threads));
   require(bp.data.resize >= 0, source, "dataset.resize", "an integer >= 0", std::to_string(bp.data.resize));
   require(!bp.name.empty(), source, "name", "a non-empty string", "''");

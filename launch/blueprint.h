@@ -61,6 +61,7 @@ struct Blueprint {
   PsBlueprint ps;
   bool save_weights = false;  // write the final weights to weights.bin in the run directory
   bool time_operators = false;  // profile.operators: forward/backward time per operator kind
+  int64_t trace_steps = 200;    // profile.trace_steps: trace-<rank>.json of each epoch's first N steps; 0: off
   std::string output = "runs";
 
   std::string source;  // where it came from, for messages

@@ -3,6 +3,7 @@
 // mpirun (or srun) and synchronise through the blueprint's transport.
 #include <csignal>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "core/util/error.h"
 #include "launch/blueprint.h"
 #include "launch/commands.h"
+#include "launch/resource_sampler.h"
 #include "launch/run_directory.h"
 #include "launch/run_report.h"
 #include "paramserver/register.h"
@@ -132,6 +134,7 @@ void train_as_worker(const Blueprint& bp, Worker& worker) {
   auto transport = make_transport(bp.transport, {.optimizer = bp.optimizer});
 
   const RunDirectory run = open_run_directory(bp, worker);
+  const ResourceSampler sampler;  // CPU and memory once a second until the run ends
   if (root) run.write("blueprint.yaml", YAML::Dump(bp.resolved) + "\n");
   RunSummary summary;
   summary.run_id = run.id();
@@ -153,6 +156,7 @@ void train_as_worker(const Blueprint& bp, Worker& worker) {
   auto write_reports = [&] {
     nlohmann::json own = report_json(summary);
     own["transport_summary"] = transport->summary();
+    own["resources"] = sampler.summary();
     run.write(fmt::format("worker-{}.json", rank), own.dump(2) + "\n");
     if (!root) return;
     if (!workers.empty()) own["workers"] = workers_json(workers);
@@ -166,13 +170,20 @@ void train_as_worker(const Blueprint& bp, Worker& worker) {
                  world, bp.batch, bp.epochs, bp.transport, blas::core_name(), blas::threads(), run.path().string());
   }
   write_reports();
+  // Streamed as the run goes; a run that dies leaves the events so far (an unclosed JSON array).
+  std::optional<TraceWriter> trace;
+  if (bp.trace_steps > 0) {
+    trace.emplace(run.path() / fmt::format("trace-{}.json", rank),
+                  TraceOptions{.rank = rank, .steps_per_epoch = bp.trace_steps});
+  }
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
   try {
     transport->start(*model);
     Trainer trainer(*model, train_loader, &test_loader, *transport,
                     {.epochs = bp.epochs, .max_steps = bp.steps, .show_progress = root,
-                     .stop_requested = [] { return stop_signal != 0; }, .time_operators = bp.time_operators});
+                     .stop_requested = [] { return stop_signal != 0; }, .time_operators = bp.time_operators,
+                     .trace = trace ? &*trace : nullptr});
     trainer.run([&](const EpochResult& epoch) {
       summary.epochs.push_back(epoch);
       summary.wall_seconds = epoch.wall_seconds;
@@ -184,7 +195,9 @@ void train_as_worker(const Blueprint& bp, Worker& worker) {
       }
     });
     transport->stop(*model);
+    if (trace) trace->finish();
   } catch (const std::exception& error) {
+    if (trace) trace->finish();
     summary.status = "failed";
     summary.error = stop_signal != 0 ? fmt::format("{} (signal {})", error.what(), static_cast<int>(stop_signal))
                                      : error.what();

@@ -91,6 +91,11 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
     times[Phase::Other] = times.total - times[Phase::Load] - times[Phase::Forward] -
                           times[Phase::Backward] - sync.comm - sync.update;
     profiler_.record(times);
+    if (options_.trace != nullptr) {
+      options_.trace->record_step(epoch, step, global_step,
+                                  {load_start, forward_start, backward_start, sync_start, step_end, sync.comm,
+                                   sync.update});
+    }
     add_comm(result.sync_total, sync);
     if (sync.slowest_rank >= 0) {
       if (result.slowest_rank_steps.size() <= static_cast<size_t>(sync.slowest_rank)) {

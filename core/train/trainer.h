@@ -12,6 +12,7 @@
 #include "core/data/loader.h"
 #include "core/models/model.h"
 #include "core/profile/profiler.h"
+#include "core/profile/trace_writer.h"
 #include "core/train/gradient_sync.h"
 
 namespace dtbench {
@@ -24,6 +25,7 @@ struct TrainerOptions {
   // Asked before every step; true ends the run with an error (a signal arrived, say).
   std::function<bool()> stop_requested;
   bool time_operators = false;        // per-operator forward/backward times in each epoch's result
+  TraceWriter* trace = nullptr;       // if set: each step's phases (in its window) as trace events
 };
 
 struct Evaluation {
