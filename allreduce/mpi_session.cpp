@@ -46,11 +46,6 @@ class MpiChannel : public ControlChannel {
     return result;
   }
 
-  std::vector<double> allgather(double value) override {
-    std::vector<double> values(static_cast<size_t>(world_));
-    check_mpi(MPI_Allgather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, comm_), "MPI_Allgather");
-    return values;
-  }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -1,6 +1,6 @@
 #pragma once
 // Small control messages between the workers of one run — not gradients: the run directory's
-// name, per-worker reports, weight checksums, arrival times. Under MPI it is a communicator of its
+// name and per-worker reports. Under MPI it is a communicator of its
 // own; a single worker talks to itself.
 #include <string>
 #include <vector>
@@ -16,8 +16,6 @@ class ControlChannel {
   virtual std::string broadcast(const std::string& text) = 0;
   // Rank 0 gets every worker's `text`, in rank order; the others get an empty vector.
   virtual std::vector<std::string> gather(const std::string& text) = 0;
-  // Every worker gets every worker's value, in rank order.
-  virtual std::vector<double> allgather(double value) = 0;
 };
 
 // The channel of a run with one worker.
@@ -27,7 +25,6 @@ class SoloChannel : public ControlChannel {
   int world() const override { return 1; }
   std::string broadcast(const std::string& text) override { return text; }
   std::vector<std::string> gather(const std::string& text) override { return {text}; }
-  std::vector<double> allgather(double value) override { return {value}; }
 };
 
 }  // namespace dtbench

@@ -1,7 +1,6 @@
 #include "paramserver/ps_channel.h"
 
 #include <chrono>
-#include <cstring>
 #include <thread>
 
 #include "core/util/error.h"
@@ -53,19 +52,5 @@ std::vector<std::string> PsControlChannel::gather(const std::string& text) {
   return all;
 }
 
-std::vector<double> PsControlChannel::allgather(double value) {
-  const int64_t sequence = sequence_++;
-  std::string bytes(sizeof(double), '\0');
-  std::memcpy(bytes.data(), &value, sizeof(double));
-  connection_.publish(run_id_, fmt::format("allgather/{}/{}", sequence, rank_), bytes);
-  std::vector<double> all(static_cast<size_t>(world_));
-  for (int r = 0; r < world_; ++r) {
-    const std::string name = fmt::format("allgather/{}/{}", sequence, r);
-    const std::string got = r == rank_ ? bytes : await(name, false, fmt::format("worker {}'s {}", r, name));
-    if (got.size() != sizeof(double)) throw IoError(fmt::format("{}: expected 8 bytes, got {}", name, got.size()));
-    std::memcpy(&all[static_cast<size_t>(r)], got.data(), sizeof(double));
-  }
-  return all;
-}
 
 }  // namespace dtbench

@@ -19,7 +19,6 @@ class PsControlChannel final : public ControlChannel {
   int world() const override { return world_; }
   std::string broadcast(const std::string& text) override;
   std::vector<std::string> gather(const std::string& text) override;
-  std::vector<double> allgather(double value) override;
 
  private:
   std::string await(const std::string& name, bool erase, const std::string& what);

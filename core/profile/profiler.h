@@ -30,7 +30,6 @@ class Profiler {
   void begin_epoch(int64_t epoch);
   void record(const StepTimes& step) { steps_.push_back(step); }
   EpochPhases end_epoch() const;
-  int64_t steps_in_epoch() const { return static_cast<int64_t>(steps_.size()); }
 
   // Seconds one steady_clock read costs on this machine (median of repeated timings).
   static double clock_cost_seconds();
