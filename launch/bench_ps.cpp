@@ -161,11 +161,12 @@ class BenchWorker {
     for (int shard = 0; shard < static_cast<int>(servers.size()); ++shard) {
       lines_.push_back(std::make_unique<PsConnection>(connection_options(client, shard)));
     }
+    shard_threads_ = std::make_unique<ShardThreads>(lines_.size());
   }
 
   // Registers with every shard, lays out the buffers and pulls the current values.
   void connect() {
-    const auto replies = for_each_shard(lines_.size(), [&](int shard) {
+    const auto replies = shard_threads_->run([&](int shard) {
       return lines_[static_cast<size_t>(shard)]->register_worker(run_id_, worker_, world_);
     });
     int64_t offset = 0;
@@ -191,7 +192,7 @@ class BenchWorker {
     }
     grads_.assign(static_cast<size_t>(offset), 0.0f);
     values_.assign(static_cast<size_t>(offset), 0.0f);
-    const auto pulls = for_each_shard(lines_.size(), [&](int shard) { return pull(shard); });
+    const auto pulls = shard_threads_->run([&](int shard) { return pull(shard); });
     versions_.clear();
     for (const PullResult& result : pulls) versions_.push_back(result.version);
   }
@@ -199,13 +200,13 @@ class BenchWorker {
   // One sync step: push grads() to every shard at once, then pull every shard's new values.
   RoundTimes round() {
     const auto start = Clock::now();
-    const auto pushes = for_each_shard(lines_.size(), [&](int shard) {
+    const auto pushes = shard_threads_->run([&](int shard) {
       return lines_[static_cast<size_t>(shard)]->push(worker_, versions_[static_cast<size_t>(shard)],
                                                       indexes_[static_cast<size_t>(shard)], grads_.data());
     });
     const double pushed = seconds_since(start);
     const auto pull_start = Clock::now();
-    const auto pulls = for_each_shard(lines_.size(), [&](int shard) { return pull(shard); });
+    const auto pulls = shard_threads_->run([&](int shard) { return pull(shard); });
     RoundTimes times{.pull = seconds_since(pull_start), .total = seconds_since(start)};
     for (size_t shard = 0; shard < pushes.size(); ++shard) {
       if (pulls[shard].version != pushes[shard].version) {
@@ -222,7 +223,7 @@ class BenchWorker {
 
   // Tells every shard this worker is done (a server stops once all its workers are).
   void goodbye() {
-    for_each_shard(lines_.size(), [&](int shard) {
+    shard_threads_->run([&](int shard) {
       try {
         lines_[static_cast<size_t>(shard)]->shutdown(worker_);
       } catch (const std::exception& error) {
@@ -245,6 +246,7 @@ class BenchWorker {
   int world_;
   std::string run_id_;
   std::vector<std::unique_ptr<PsConnection>> lines_;
+  std::unique_ptr<ShardThreads> shard_threads_;  // as PsClient: a round costs what a ps-sync step costs
   std::vector<KeyIndex> indexes_;
   std::vector<int64_t> versions_;  // per shard: the version of the values now in values_
   std::vector<float> grads_;

@@ -29,6 +29,7 @@ PsClient::PsClient(PsClientOptions options, const KeyPlacement& placement)
     connections_.push_back(std::make_unique<PsConnection>(connection_options(options_, shard)));
     indexes_.push_back(KeyIndex::in_arena(placement, shard));
   }
+  shard_threads_ = std::make_unique<ShardThreads>(connections_.size());
 }
 
 std::vector<ps::RegisterReply> PsClient::register_all() {

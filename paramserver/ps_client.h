@@ -46,13 +46,14 @@ class PsClient {
   // after all have finished.
   template <typename Fn>
   auto for_each_shard(Fn fn) -> std::vector<decltype(fn(0))> {
-    return dtbench::for_each_shard(connections_.size(), std::move(fn));
+    return shard_threads_->run(std::move(fn));
   }
 
  private:
   PsClientOptions options_;
   const KeyPlacement& placement_;
   std::vector<std::unique_ptr<PsConnection>> connections_;
+  std::unique_ptr<ShardThreads> shard_threads_;  // one per shard beyond the first, for the client's life
   std::vector<KeyIndex> indexes_;
 };
 
