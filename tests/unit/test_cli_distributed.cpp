@@ -140,37 +140,46 @@ pid_t wait_for_rank_pid(const fs::path& runs, int rank) {
   return 0;
 }
 
+// What a long 3-rank ring run did after `signal` reached `rank` once training was under way.
+struct FaultOutcome {
+  int exit_code = -1;  // -1: still running after 30 s (then killed)
+  double seconds = 0;  // from the signal to the end of mpirun
+  nlohmann::json report;
+};
+
+FaultOutcome signal_a_rank(const fs::path& root, const std::string& run_arguments, int rank, int signal) {
+  FaultOutcome outcome;
+  const pid_t job = spawn_shell(mpirun(3) + run_arguments +
+                                " --set epochs=100000 --set batch=8 --set transport=ring");
+  const pid_t victim = wait_for_rank_pid(root / "runs", rank);
+  EXPECT_GT(victim, 0);
+  if (victim <= 0) {
+    kill(job, SIGKILL);
+    return outcome;
+  }
+  kill(victim, signal);
+  outcome.exit_code = wait_for(job, std::chrono::seconds(30), outcome.seconds);
+  kill(victim, SIGKILL);  // a stopped rank is still there
+  outcome.report = read_json(only_child(root / "runs") / "report.json");
+  return outcome;
+}
+
 TEST_F(Distributed, AStalledRankEndsTheRunWithinTheTimeout) {
-  const pid_t job = spawn_shell(mpirun(3) + common("runs") +
-                                " --set epochs=100000 --set batch=8 --set transport=ring --set comm.timeout_s=3");
-  const pid_t victim = wait_for_rank_pid(root_ / "runs", 1);
-  ASSERT_GT(victim, 0);
-  kill(victim, SIGSTOP);
-  double seconds = 0;
-  const int code = wait_for(job, std::chrono::seconds(30), seconds);
-  kill(victim, SIGKILL);
-  EXPECT_NE(code, -1) << "the run hung";
-  EXPECT_NE(code, 0);
-  EXPECT_LT(seconds, 2 * 3 + 5);
-  const auto report = read_json(only_child(root_ / "runs") / "report.json");
-  EXPECT_EQ(report["status"], "failed");
-  EXPECT_NE(report["error"].get<std::string>().find("timed out"), std::string::npos) << report["error"];
+  const FaultOutcome outcome = signal_a_rank(root_, common("runs") + " --set comm.timeout_s=3", 1, SIGSTOP);
+  EXPECT_NE(outcome.exit_code, -1) << "the run hung";
+  EXPECT_NE(outcome.exit_code, 0);
+  EXPECT_LT(outcome.seconds, 2 * 3 + 5);
+  EXPECT_EQ(outcome.report["status"], "failed");
+  EXPECT_NE(outcome.report["error"].get<std::string>().find("timed out"), std::string::npos) << outcome.report["error"];
 }
 
 TEST_F(Distributed, AKilledRankEndsTheRunWithAClearError) {
-  const pid_t job = spawn_shell(mpirun(3) + common("runs") +
-                                " --set epochs=100000 --set batch=8 --set transport=ring --set comm.timeout_s=5");
-  const pid_t victim = wait_for_rank_pid(root_ / "runs", 2);
-  ASSERT_GT(victim, 0);
-  kill(victim, SIGKILL);
-  double seconds = 0;
-  const int code = wait_for(job, std::chrono::seconds(30), seconds);
-  EXPECT_NE(code, -1) << "the run hung";
-  EXPECT_NE(code, 0);
-  EXPECT_LT(seconds, 2 * 5 + 5);
-  const auto report = read_json(only_child(root_ / "runs") / "report.json");
-  EXPECT_EQ(report["status"], "failed") << report.dump(1).substr(0, 400);
-  EXPECT_GE(report["epochs"].size(), 1u);
+  const FaultOutcome outcome = signal_a_rank(root_, common("runs") + " --set comm.timeout_s=5", 2, SIGKILL);
+  EXPECT_NE(outcome.exit_code, -1) << "the run hung";
+  EXPECT_NE(outcome.exit_code, 0);
+  EXPECT_LT(outcome.seconds, 2 * 5 + 5);
+  EXPECT_EQ(outcome.report["status"], "failed") << outcome.report.dump(1).substr(0, 400);
+  EXPECT_GE(outcome.report["epochs"].size(), 1u);
 }
 
 TEST_F(Distributed, MoreWorkersThanSamplesIsAClearErrorBeforeTraining) {
