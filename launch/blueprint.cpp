@@ -208,6 +208,10 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
   ps.read("tls_cert", bp.ps.tls_cert);
   ps.read("tls_key", bp.ps.tls_key);
   ps.reject_unknown();
+  Section straggler(top.child("straggler"), source, "straggler");
+  straggler.read("rank", bp.straggler.rank);
+  straggler.read("delay_ms", bp.straggler.delay_ms);
+  straggler.reject_unknown();
   top.read("save_weights", bp.save_weights);
   Section profile(top.child("profile"), source, "profile");
   profile.read("operators", bp.time_operators);
@@ -227,6 +231,10 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
           fmt::format("{}", bp.comm.bucket_mb));
   require(bp.comm.chunk_kb >= 1, source, "comm.chunk_kb", "an integer >= 1", std::to_string(bp.comm.chunk_kb));
   require(bp.comm.timeout_s > 0, source, "comm.timeout_s", "a number > 0", fmt::format("{}", bp.comm.timeout_s));
+  require(bp.straggler.rank >= -1, source, "straggler.rank", "a worker rank, or -1 for none",
+          std::to_string(bp.straggler.rank));
+  require(bp.straggler.delay_ms >= 0, source, "straggler.delay_ms", "a number of milliseconds >= 0",
+          fmt::format("{}", bp.straggler.delay_ms));
   require_one_of(source, "transport", bp.transport, {"none", "ring", "mpi", "ps-sync", "ps-async"});
   require_one_of(source, "ps.placement", bp.ps.placement, {"balanced", "hash"});
   require(bp.ps.key_kb >= 1, source, "ps.key_kb", "an integer >= 1", std::to_string(bp.ps.key_kb));

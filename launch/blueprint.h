@@ -46,6 +46,13 @@ struct PsBlueprint {
   std::string tls_key;
 };
 
+// An injected straggler, so a sweep can measure how each transport suffers a slow worker: worker
+// `rank` sleeps `delay_ms` in every step's compute. rank -1: none.
+struct StragglerBlueprint {
+  int64_t rank = -1;
+  double delay_ms = 0.0;
+};
+
 struct Blueprint {
   std::string name = "run";
   std::string model = "lenet5";
@@ -59,6 +66,7 @@ struct Blueprint {
   std::string transport = "none";
   CommBlueprint comm;
   PsBlueprint ps;
+  StragglerBlueprint straggler;
   bool save_weights = false;  // write the final weights to weights.bin in the run directory
   bool time_operators = false;  // profile.operators: forward/backward time per operator kind
   int64_t trace_steps = 200;    // profile.trace_steps: trace-<rank>.json of each epoch's first N steps; 0: off

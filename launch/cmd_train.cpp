@@ -42,6 +42,7 @@ struct TrainOptions {
   std::vector<std::string> overrides;
   int rank = 0;
   int world = 1;
+  std::string run_dir;  // exact run directory (sweeps); empty: a new one under the blueprint's output
 };
 
 // What this process is in the run: rank, world, and how to talk to the others.
@@ -107,13 +108,19 @@ Worker join_run(const Blueprint& bp, const TrainOptions& options) {
 
 // Rank 0 names the run directory; every rank writes into it (on a cluster without a shared file
 // system each host gets its own copy of the directory, with its ranks' files).
-RunDirectory open_run_directory(const Blueprint& bp, Worker& worker) {
+RunDirectory open_run_directory(const Blueprint& bp, const TrainOptions& options, Worker& worker) {
   std::string path;
-  if (worker.rank() == 0) path = RunDirectory::create(bp.output, bp.name, bp.transport).path().string();
+  if (worker.rank() == 0) {
+    if (!options.run_dir.empty() && std::filesystem::exists(std::filesystem::path(options.run_dir) / "report.json")) {
+      fail_input("--run-dir {}: it already holds a run's report.json; choose a new directory", options.run_dir);
+    }
+    path = !options.run_dir.empty() ? RunDirectory::open(options.run_dir).path().string()
+                                    : RunDirectory::create(bp.output, bp.name, bp.transport).path().string();
+  }
   return RunDirectory::open(worker.channel->broadcast(path));
 }
 
-void train_as_worker(const Blueprint& bp, Worker& worker) {
+void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& worker) {
   const int rank = worker.rank(), world = worker.world();
   const bool root = rank == 0;
   const DatasetPair data = open_dataset({bp.data.format, bp.data.path, bp.data.cache});
@@ -133,7 +140,7 @@ void train_as_worker(const Blueprint& bp, Worker& worker) {
   Loader test_loader(data.test, test_options, norm);
   auto transport = make_transport(bp.transport, {.optimizer = bp.optimizer});
 
-  const RunDirectory run = open_run_directory(bp, worker);
+  const RunDirectory run = open_run_directory(bp, options, worker);
   const ResourceSampler sampler;  // CPU and memory once a second until the run ends
   if (root) run.write("blueprint.yaml", YAML::Dump(bp.resolved) + "\n");
   RunSummary summary;
@@ -183,7 +190,8 @@ void train_as_worker(const Blueprint& bp, Worker& worker) {
     Trainer trainer(*model, train_loader, &test_loader, *transport,
                     {.epochs = bp.epochs, .max_steps = bp.steps, .show_progress = root,
                      .stop_requested = [] { return stop_signal != 0; }, .time_operators = bp.time_operators,
-                     .trace = trace ? &*trace : nullptr});
+                     .trace = trace ? &*trace : nullptr,
+                     .compute_delay_seconds = bp.straggler.rank == rank ? bp.straggler.delay_ms / 1e3 : 0.0});
     trainer.run([&](const EpochResult& epoch) {
       summary.epochs.push_back(epoch);
       summary.wall_seconds = epoch.wall_seconds;
@@ -224,7 +232,7 @@ void run_training(const TrainOptions& options) {
   const Blueprint bp = resolve_blueprint(options);
   Worker worker = join_run(bp, options);
   try {
-    train_as_worker(bp, worker);
+    train_as_worker(bp, options, worker);
   } catch (const std::exception& error) {
     if (worker.mpi && worker.world() > 1) {
       // One rank's error ends the job: the others may be waiting for this rank.
@@ -244,6 +252,8 @@ void add_train_command(CLI::App& app) {
   command->add_option("--set", options->overrides, "Override a blueprint key: --set optimizer.lr=0.1");
   command->add_option("--rank", options->rank, "This worker's rank without mpirun (parameter servers)");
   command->add_option("--world", options->world, "Number of workers without mpirun (parameter servers)");
+  command->add_option("--run-dir", options->run_dir,
+                      "Write the run into exactly this directory (default: a new one under the blueprint's output)");
   auto iface = std::make_shared<std::string>();
   command->add_option("--iface", *iface, "Network interface for the workers' traffic (same as --set comm.iface=NAME)");
   command->callback([options, iface] {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -75,6 +76,9 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
     const auto forward_start = Clock::now();
     const Tensor& logits = model_.forward(batch->images, Mode::Train);
     const LossResult loss = softmax_cross_entropy(logits, batch->labels, &grad_logits_);
+    if (options_.compute_delay_seconds > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(options_.compute_delay_seconds));
+    }
     const auto backward_start = Clock::now();
     model_.backward(grad_logits_);
     const auto sync_start = Clock::now();

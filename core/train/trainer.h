@@ -26,6 +26,9 @@ struct TrainerOptions {
   std::function<bool()> stop_requested;
   bool time_operators = false;        // per-operator forward/backward times in each epoch's result
   TraceWriter* trace = nullptr;       // if set: each step's phases (in its window) as trace events
+  // An injected straggler: this worker sleeps this long in every step's forward phase. Before
+  // backward, so that with overlap every gradient bucket (not just the last) arrives late.
+  double compute_delay_seconds = 0.0;
 };
 
 struct Evaluation {

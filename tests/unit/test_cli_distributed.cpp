@@ -190,5 +190,23 @@ TEST_F(Distributed, MoreWorkersThanSamplesIsAClearErrorBeforeTraining) {
   EXPECT_NE(run.output.find("batch size 1000"), std::string::npos) << run.output;
 }
 
+// The injected straggler (a sweep axis): rank 1 sleeps 40 ms in each step's compute, so rank 0
+// spends about that long waiting in comm, and is seen arriving first at every step.
+TEST_F(Distributed, AnInjectedStragglerSlowsItsRankAndMakesTheOtherWait) {
+  const Outcome run = shell(mpirun(2) + common("straggler") +
+                            " --set batch=32 --set steps=5 --set transport=ring --set straggler.rank=1"
+                            " --set straggler.delay_ms=40");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json report = read_json(only_child(root_ / "straggler") / "report.json");
+  const auto phase_mean = [&](const nlohmann::json& r, const char* phase) {
+    return r["summary"]["all_epochs_phases"][phase]["mean_s"].get<double>();
+  };
+  const nlohmann::json straggler = read_json(only_child(root_ / "straggler") / "worker-1.json");
+  EXPECT_GE(phase_mean(straggler, "forward"), 0.040);
+  EXPECT_LT(phase_mean(report, "forward"), 0.040);  // rank 0 computes at full speed ...
+  EXPECT_GE(phase_mean(report, "comm"), 0.030);     // ... and waits for rank 1
+  EXPECT_EQ(report["epochs"][0]["slowest_rank_steps"][1].get<int>(), 5);
+}
+
 }  // namespace
 }  // namespace dtbench
