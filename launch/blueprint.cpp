@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/models/models.h"
 #include "core/util/error.h"
 #include "launch/default_blueprint.h"
 
@@ -251,6 +252,9 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
                source, bp.transport);
   }
   if (bp.ps.run_id.empty()) bp.ps.run_id = bp.name;
+  std::vector<std::string> model_names;
+  for (const auto& entry : models::catalogue()) model_names.push_back(entry.name);
+  require_one_of(source, "model", bp.model, model_names);
   require_one_of(source, "dataset.format", bp.data.format, {"idx", "cifar10", "cifar100"});
   require_one_of(source, "optimizer.name", bp.optimizer.name, {"sgd", "adam"});
   require(bp.optimizer.learning_rate > 0, source, "optimizer.lr", "a number > 0",

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   dtbench::add_bench_command(app);
   dtbench::add_ps_command(app);
   dtbench::add_report_command(app);
+  dtbench::add_sweep_command(app);
   dtbench::add_doctor_command(app);
   try {
     app.parse(argc, argv);

@@ -5,6 +5,7 @@
 #include "core/models/models.h"
 #include "core/util/error.h"
 #include "launch/blueprint.h"
+#include "launch/sweep_plan.h"
 
 namespace dtbench {
 namespace {
@@ -97,7 +98,7 @@ TEST(Blueprint, MissingFileIsNamed) {
 TEST(Blueprint, EveryShippedBlueprintLoadsAndItsModelBuilds) {
   int checked = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(DTBENCH_CONFIGS_DIR)) {
-    if (entry.path().extension() != ".yaml") continue;
+    if (entry.path().extension() != ".yaml" || entry.path().parent_path().filename() == "sweeps") continue;
     SCOPED_TRACE(entry.path().string());
     const Blueprint bp = load_blueprint(entry.path().string(), {});
     const bool idx = bp.data.format == "idx";
@@ -107,6 +108,18 @@ TEST(Blueprint, EveryShippedBlueprintLoadsAndItsModelBuilds) {
     ++checked;
   }
   EXPECT_GE(checked, 10);
+}
+
+// Every sweep shipped in configs/sweeps reads, and every configuration's blueprint resolves.
+TEST(Blueprint, EveryShippedSweepExpands) {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(DTBENCH_CONFIGS_DIR) + "/sweeps")) {
+    SCOPED_TRACE(entry.path().string());
+    const SweepBlueprint sweep = load_sweep(entry.path(), {});
+    EXPECT_GE(expand_sweep(sweep).size(), 2u);
+    ++checked;
+  }
+  EXPECT_GE(checked, 5);
 }
 
 }  // namespace

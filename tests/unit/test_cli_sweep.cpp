@@ -1,0 +1,186 @@
+// `dtbench sweep` end to end: a tiny sweep (2 models x 2 transports x 2 repetitions, 2 workers,
+// a few steps each: mpirun for the ring, `dtbench ps` processes for the parameter server) and its
+// results; started again it makes no run; an unfinished run is redone and its directory kept; a
+// run over the cap is reported as such and a configuration that cannot run as missing.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "launch/sweep_plan.h"
+#include "launch/sweep_results.h"
+#include "unit/cli_helpers.h"
+
+namespace dtbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+using testing::dtbench;
+using testing::Outcome;
+using testing::read_json;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
+}
+
+class CliSweep : public testing::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  }
+
+  // A sweep named tiny on synthetic data of 256 samples, 2 workers, writing under root/out.
+  fs::path write_sweep(const std::string& body) {
+    const fs::path file = root_ / "sweep.yaml";
+    std::ofstream(file) << "name: tiny\n"
+                        << "synthesize: {format: idx, train: 256, test: 64, path: " << (root_ / "data").string() << "}\n"
+                        << "workers: 2\n"
+                        << "output: " << (root_ / "out").string() << "\n"
+                        << body;
+    return file;
+  }
+};
+
+TEST_F(CliSweep, TinySweepReportsEveryConfigurationAndResumesWithoutRerunning) {
+  const fs::path file = write_sweep(
+      "set: {steps: 3, batch: 16, threads: 1, dataset.path: " + (root_ / "data").string() +
+      ", profile.trace_steps: 0}\n"
+      "axes: {model: [mlp, lenet5], transport: [ring, ps-sync]}\n"
+      "repetitions: 2\nwarmup: 0\ncompare: {axis: transport, baseline: ring}\n");
+  const Outcome first = dtbench("sweep " + file.string());
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("8 run(s) made, 0 kept"), std::string::npos) << first.output;
+
+  const fs::path dir = root_ / "out" / "tiny";
+  const nlohmann::json results = read_json(dir / "results.json");
+  ASSERT_EQ(results["configurations"].size(), 4u);
+  for (const auto& c : results["configurations"]) {
+    SCOPED_TRACE(c["id"].get<std::string>());
+    EXPECT_EQ(c["complete"].get<int>(), 2);
+    EXPECT_EQ(c["stats"]["run_s"]["n"].get<int>(), 2);
+    const double low = c["stats"]["images_per_s"]["min"], median = c["stats"]["images_per_s"]["median"],
+                 high = c["stats"]["images_per_s"]["max"];
+    EXPECT_GT(low, 0.0);
+    EXPECT_LE(low, median);
+    EXPECT_LE(median, high);
+    // Each run trained 3 steps on each of 2 workers: the phases were measured, comm among them.
+    EXPECT_GT(c["stats"]["comm_ms"]["median"].get<double>(), 0.0);
+  }
+  // ps-sync against its ring twin, per model.
+  ASSERT_EQ(results["comparisons"].size(), 2u);
+  for (const auto& c : results["comparisons"]) {
+    EXPECT_EQ(c["baseline"].get<std::string>().find("transport=ring") != std::string::npos, true);
+    EXPECT_GT(c["p_value"].get<double>(), 0.0);
+    EXPECT_LE(c["p_value"].get<double>(), 1.0);
+  }
+
+  // results.csv: the documented columns, one row per run.
+  const auto csv = lines_of(read_text(dir / "results.csv"));
+  ASSERT_EQ(csv.size(), 1u + 8u);
+  EXPECT_EQ(csv[0],
+            "configuration,model,transport,workers,servers,repetition,warmup,status,error,run_s,process_s,epoch_s,"
+            "images_per_s,test_accuracy,step_ms,load_ms,forward_ms,backward_ms,comm_ms,update_ms,other_ms");
+  EXPECT_NE(read_text(dir / "results.md").find("model=lenet5,transport=ps-sync"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir / "report" / "report.html"));
+  // A parameter-server run kept its servers' reports beside the workers'.
+  EXPECT_TRUE(fs::exists(dir / "model=mlp,transport=ps-sync" / "rep-1" / "servers" / "server-0.json"));
+
+  // Started again: every run is kept, none redone.
+  const auto stamp = fs::last_write_time(dir / "model=mlp,transport=ring" / "rep-1" / "report.json");
+  const Outcome again = dtbench("sweep " + file.string() + " --no-report");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("0 run(s) made, 8 kept"), std::string::npos) << again.output;
+  EXPECT_EQ(fs::last_write_time(dir / "model=mlp,transport=ring" / "rep-1" / "report.json"), stamp);
+
+  // A run without its run.json was interrupted: it is made again, the old directory kept aside.
+  const fs::path unfinished = dir / "model=lenet5,transport=ring" / "rep-2";
+  fs::remove(unfinished / "run.json");
+  const Outcome resumed = dtbench("sweep " + file.string() + " --no-report");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("1 run(s) made, 7 kept"), std::string::npos) << resumed.output;
+  EXPECT_TRUE(fs::exists(unfinished.string() + ".attempt-1"));
+  EXPECT_EQ(read_json(unfinished / "run.json")["status"], "complete");
+
+  // Other settings under the same sweep directory are refused, not mixed in.
+  const Outcome changed = dtbench("sweep " + file.string() + " --set optimizer.lr=0.5");
+  EXPECT_NE(changed.exit_code, 0);
+  EXPECT_NE(changed.output.find("other settings"), std::string::npos) << changed.output;
+}
+
+TEST_F(CliSweep, ARunOverTheCapIsReportedAsCappedAndAnImpossibleConfigurationAsMissing) {
+  const fs::path file = write_sweep(
+      "set: {epochs: 100000, batch: 16, threads: 1, dataset.path: " + (root_ / "data").string() + "}\n"
+      "axes: {model: [mlp], transport: [ring, none]}\n"
+      "repetitions: 1\nwarmup: 0\ncap_s: 1\n");
+  const Outcome run = dtbench("sweep " + file.string() + " --no-report");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const fs::path dir = root_ / "out" / "tiny";
+  const nlohmann::json results = read_json(dir / "results.json");
+  ASSERT_EQ(results["configurations"].size(), 2u);
+  const auto& capped = results["configurations"][0];
+  EXPECT_EQ(capped["capped"].get<int>(), 1);
+  EXPECT_EQ(capped["stats"]["run_s"]["median"], "> cap");
+  EXPECT_EQ(capped["stats"]["images_per_s"]["n"].get<int>(), 0);
+  // The run was stopped, and said why in its own report.
+  EXPECT_EQ(read_json(dir / "model=mlp,transport=ring" / "rep-1" / "report.json")["status"], "failed");
+  const auto& missing = results["configurations"][1];
+  EXPECT_NE(missing["missing"].get<std::string>().find("transport none trains one worker"), std::string::npos);
+  EXPECT_EQ(missing["stats"]["run_s"]["n"].get<int>(), 0);
+  const std::string table = read_text(dir / "results.md");
+  EXPECT_NE(table.find("> 1 s cap"), std::string::npos) << table;
+  EXPECT_NE(table.find("missing: transport none"), std::string::npos) << table;
+  const auto csv = lines_of(read_text(dir / "results.csv"));
+  ASSERT_EQ(csv.size(), 3u);
+  EXPECT_NE(csv[1].find(",capped,"), std::string::npos);
+  EXPECT_NE(csv[2].find(",missing,"), std::string::npos);
+}
+
+TEST_F(CliSweep, BadSweepFilesAreErrorsNamingFileAndKey) {
+  const fs::path unknown = write_sweep("axes: {model: [mlp]}\nrepetitons: 3\n");
+  Outcome r = dtbench("sweep " + unknown.string() + " --dry-run");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("unknown key 'repetitons'"), std::string::npos) << r.output;
+
+  const fs::path bad_value = write_sweep("axes: {model: [mlp, resnet7]}\n");
+  r = dtbench("sweep " + bad_value.string() + " --dry-run");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("configuration model=resnet7"), std::string::npos) << r.output;
+
+  const fs::path bad_compare = write_sweep("axes: {transport: [ring, mpi]}\ncompare: {axis: transport, baseline: gloo}\n");
+  r = dtbench("sweep " + bad_compare.string() + " --dry-run");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("compare.baseline"), std::string::npos) << r.output;
+}
+
+TEST(SweepPlan, AxesExpandInOrderWithTheLastFastest) {
+  const fs::path file = fs::temp_directory_path() / "dtbench-sweep-plan.yaml";
+  std::ofstream(file) << "axes:\n  workers: [1, 3]\n  comm.chunk_kb: [64, 256]\nset: {transport: ring}\n";
+  const SweepBlueprint sweep = load_sweep(file, {"steps=2"});
+  const auto configurations = expand_sweep(sweep);
+  fs::remove(file);
+  ASSERT_EQ(configurations.size(), 4u);
+  EXPECT_EQ(configurations[0].id, "workers=1,comm.chunk_kb=64");
+  EXPECT_EQ(configurations[1].id, "workers=1,comm.chunk_kb=256");
+  EXPECT_EQ(configurations[3].workers, 3);
+  EXPECT_EQ(configurations[3].overrides, (std::vector<std::string>{"transport=ring", "steps=2", "comm.chunk_kb=256"}));
+  EXPECT_TRUE(configurations[0].needs_mpirun());  // ring, even with one worker
+}
+
+}  // namespace
+}  // namespace dtbench
