@@ -144,6 +144,7 @@ void run_sweep(const SweepOptions& options) {
     return;
   }
   fs::create_directories(sweep_dir);
+  spdlog::info("runs use {}", dtbench_executable().string());
   for (const auto& synthesis : sweep.synthesize) synthesize_data(synthesis, sweep_dir);
 
   std::signal(SIGINT, request_sweep_stop);

@@ -122,6 +122,12 @@ nlohmann::json report_json(const RunSummary& s) {
     const double mean_step = first.step.mean;
     summary["profiler_overhead_estimate"] =
         mean_step > 0 ? Profiler::kClockReadsPerStep * s.clock_read_seconds / mean_step : 0.0;
+    // Per-operator timing reads the clock twice per layer call: its cost as a share of a step.
+    const EpochResult& last = s.epochs.back();
+    if (!last.operators.empty() && last.phases.steps > 0 && mean_step > 0) {
+      summary["operator_timing_overhead_estimate"] =
+          operator_clock_reads_per_step(last.operators, last.phases.steps) * s.clock_read_seconds / mean_step;
+    }
   }
   nlohmann::json report = {
       {"run_id", s.run_id},
@@ -264,6 +270,12 @@ std::string workers_table(const std::vector<std::string>& reports) {
   }
   out += fmt::format("  slowest worker (longest compute per step): rank {}\n", slowest_worker(rows));
   return out;
+}
+
+double operator_clock_reads_per_step(const std::map<std::string, OperatorTime>& operators, int64_t steps) {
+  int64_t calls = 0;
+  for (const auto& [kind, t] : operators) calls += t.forward_calls + t.backward_calls;
+  return steps > 0 ? 2.0 * static_cast<double>(calls) / static_cast<double>(steps) : 0.0;
 }
 
 std::string operators_table(const std::map<std::string, OperatorTime>& operators, int64_t steps) {

@@ -41,6 +41,8 @@ nlohmann::json workers_json(const std::vector<std::string>& worker_reports);
 std::string workers_table(const std::vector<std::string>& worker_reports);
 
 // Forward and backward ms per step by operator kind, largest first; empty when not timed.
+// Clock reads per-operator timing adds to a step: two per layer call, forward and backward.
+double operator_clock_reads_per_step(const std::map<std::string, OperatorTime>& operators, int64_t steps);
 std::string operators_table(const std::map<std::string, OperatorTime>& operators, int64_t steps);
 
 // One line per epoch: loss, accuracy, images/s.

@@ -132,9 +132,14 @@ void classify(SweepRun& run, std::optional<int> status, bool capped, bool interr
 }  // namespace
 
 fs::path dtbench_executable() {
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  if (error) throw IoError("cannot find the dtbench executable through /proc/self/exe: " + error.message());
+  // Read once, at the sweep's start: if the binary is rebuilt meanwhile, /proc/self/exe names the
+  // old file "(deleted)", while its path holds the new build (whose commit each report records).
+  static const fs::path self = [] {
+    std::error_code error;
+    fs::path path = fs::read_symlink("/proc/self/exe", error);
+    if (error) throw IoError("cannot find the dtbench executable through /proc/self/exe: " + error.message());
+    return path;
+  }();
   return self;
 }
 

@@ -2,7 +2,8 @@
 // Forward and backward time per operator kind (conv2d, batchnorm2d, linear, relu, ...), summed
 // over every layer of that kind, so a report can say which operator dominates a step — the seed
 // study's way of explaining gaps between frameworks. Off unless a model is given one; when on it
-// costs two clock reads per layer call (see the bench step --operators figures for the overhead).
+// costs two clock reads per layer call; report.json states that cost as a share of the step
+// (summary.operator_timing_overhead_estimate).
 #include <chrono>
 #include <map>
 #include <string>
