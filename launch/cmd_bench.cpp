@@ -1,7 +1,7 @@
 // dtbench bench step: the time of one training step's forward (with the loss), backward and
 // optimizer update for a model at a batch size, on random data: warm-up steps first, then the
-// median of the timed steps. `bench allreduce` (bench_allreduce.cpp) and `bench ps` (bench_ps.cpp)
-// live in their own files and register here.
+// median of the timed steps. `bench allreduce` (bench_allreduce.cpp), `bench ps` (bench_ps.cpp)
+// and `bench ops` (bench_ops.cpp) live in their own files and register here.
 #include <algorithm>
 #include <chrono>
 
@@ -13,6 +13,7 @@
 #include "core/util/blas.h"
 #include "core/util/rng.h"
 #include "launch/bench_allreduce.h"
+#include "launch/bench_ops.h"
 #include "launch/bench_ps.h"
 #include "launch/commands.h"
 #include "launch/provenance.h"
@@ -104,11 +105,12 @@ void add_step_bench(CLI::App& bench) {
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  auto* bench = app.add_subcommand("bench", "Benchmarks (not tests): step, allreduce, ps");
+  auto* bench = app.add_subcommand("bench", "Benchmarks (not tests): step, allreduce, ps, ops");
   bench->require_subcommand(1);
   add_step_bench(*bench);
   add_allreduce_bench(*bench);
   add_ps_bench(*bench);
+  add_ops_bench(*bench);
 }
 
 }  // namespace dtbench

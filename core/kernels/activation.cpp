@@ -24,6 +24,14 @@ void tanh_backward(float* dinp, const float* dout, const float* out, int64_t n) 
   for (int64_t i = 0; i < n; ++i) dinp[i] = dout[i] * (1.0f - out[i] * out[i]);
 }
 
+void sigmoid_forward(float* out, const float* inp, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = 1.0f / (1.0f + std::exp(-inp[i]));
+}
+
+void sigmoid_backward(float* dinp, const float* dout, const float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dinp[i] = dout[i] * out[i] * (1.0f - out[i]);
+}
+
 void dropout_mask(float* mask, Rng& rng, float probability, int64_t n) {
   const float keep_scale = probability < 1.0f ? 1.0f / (1.0f - probability) : 0.0f;
   for (int64_t i = 0; i < n; ++i) mask[i] = rng.uniform() >= probability ? keep_scale : 0.0f;

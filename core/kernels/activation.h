@@ -16,6 +16,11 @@ void tanh_forward(float* out, const float* inp, int64_t n);
 // dinp (n) = dout · (1 − out²). out (n) is the forward's output.
 void tanh_backward(float* dinp, const float* dout, const float* out, int64_t n);
 
+// out (n) = 1 / (1 + exp(−inp)); exp overflows to infinity for very negative inp, giving 0.
+void sigmoid_forward(float* out, const float* inp, int64_t n);
+// dinp (n) = dout · out · (1 − out). out (n) is the forward's output.
+void sigmoid_backward(float* dinp, const float* dout, const float* out, int64_t n);
+
 // mask (n): 0 with probability `probability`, else 1 / (1 − probability) (inverted dropout), one
 // draw of rng.uniform() per element.
 void dropout_mask(float* mask, Rng& rng, float probability, int64_t n);

@@ -162,12 +162,13 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
   const GroupThreads threads(groups);
   // With several threads each sums its groups' weight gradient apart; the shares are added below.
   std::vector<const float*> shares(static_cast<size_t>(threads.count()), nullptr);
-  if (B == 0) std::fill_n(dweight, Cout * K, 0.0f);
+  if (B == 0 && dweight != nullptr) std::fill_n(dweight, Cout * K, 0.0f);
 #pragma omp parallel num_threads(threads.count()) if (threads.count() > 1)
   {
     Workspace& ws = workspace();  // this thread's
     const int thread = omp_get_thread_num();
-    float* my_dweight = threads.count() > 1 ? grow(ws.dweight, Cout * K) : dweight;  // (Cout, K)
+    float* my_dweight = dweight;  // (Cout, K), or this thread's share when threads split it
+    if (dweight != nullptr && threads.count() > 1) my_dweight = grow(ws.dweight, Cout * K);
     bool first = true;
 #pragma omp for schedule(static)
   for (int64_t index = 0; index < groups; ++index) {
@@ -180,11 +181,13 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
       gather_group(gathered, dout_group, count, Cout, P);
       dout_group = gathered;  // now (Cout, N)
     }
-    const float* col = unroll(ws, inp + b0 * in_sample, count, sizes);  // (K, N)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(Cout),
-                static_cast<int>(K), static_cast<int>(N), 1.0f, dout_group, static_cast<int>(N),
-                col, static_cast<int>(N), first ? 0.0f : 1.0f, my_dweight, static_cast<int>(K));
-    first = false;
+    if (my_dweight != nullptr) {
+      const float* col = unroll(ws, inp + b0 * in_sample, count, sizes);  // (K, N)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(Cout),
+                  static_cast<int>(K), static_cast<int>(N), 1.0f, dout_group, static_cast<int>(N),
+                  col, static_cast<int>(N), first ? 0.0f : 1.0f, my_dweight, static_cast<int>(K));
+      first = false;
+    }
     if (dinp == nullptr) continue;
 
     float* dinp_group = dinp + b0 * in_sample;  // (count, C, H, W)

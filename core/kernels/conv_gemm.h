@@ -24,8 +24,9 @@ namespace dtbench {
 void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
                     const ConvSizes& sizes);
 
-// Writes (does not accumulate) dweight (Cout, C, k, k), dbias (Cout) unless nullptr, and dinp
-// (B, C, H, W) unless nullptr (the first layer's input needs no gradient).
+// Writes (does not accumulate) dweight (Cout, C, k, k), dbias (Cout) and dinp (B, C, H, W), each
+// unless nullptr: the first layer's input needs no gradient, and the input gradient alone (no
+// dweight) skips the unrolling and the weight product, so each pass can be timed on its own.
 // dout: (B, Cout, Ho, Wo); inp and weight as in the forward pass.
 void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                      const float* weight, const ConvSizes& sizes);

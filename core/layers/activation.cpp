@@ -49,6 +49,21 @@ Tensor& Tanh::backward(Tensor& grad_output) {
   return grad_input_;
 }
 
+const Tensor& Sigmoid::forward(const Tensor& input, Mode mode) {
+  (void)mode;
+  output_.resize(input.shape());
+  kernels::sigmoid_forward(output_.data(), input.data(), input.numel());
+  return output_;
+}
+
+Tensor& Sigmoid::backward(Tensor& grad_output) {
+  DTB_CHECK(grad_output.shape() == output_.shape(), "sigmoid backward: gradient {} for output {}",
+            shape_string(grad_output.shape()), shape_string(output_.shape()));
+  grad_input_.resize(grad_output.shape());
+  kernels::sigmoid_backward(grad_input_.data(), grad_output.data(), output_.data(), output_.numel());
+  return grad_input_;
+}
+
 Dropout::Dropout(float probability) : probability_(probability) {
   if (!(probability >= 0.0f && probability <= 1.0f)) {
     fail_input("dropout: probability must be in [0, 1], got {}", probability);

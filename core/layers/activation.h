@@ -29,6 +29,18 @@ class Tanh : public Layer {
   Tensor output_, grad_input_;
 };
 
+// 1 / (1 + exp(−x)), the logistic function.
+class Sigmoid : public Layer {
+ public:
+  std::string kind() const override { return "sigmoid"; }
+  Shape configure(const Shape& sample_input) override { return sample_input; }
+  const Tensor& forward(const Tensor& input, Mode mode) override;
+  Tensor& backward(Tensor& grad_output) override;
+
+ private:
+  Tensor output_, grad_input_;
+};
+
 // Inverted dropout: in training, zeroes each element with probability p and scales the rest by
 // 1/(1−p); identity in evaluation. The mask comes from a generator the model seeds.
 class Dropout : public Layer {

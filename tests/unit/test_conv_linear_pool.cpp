@@ -265,6 +265,24 @@ TEST(Conv2d, WeightGradientsWithoutInputGradient) {
   }
 }
 
+// bench ops times the input gradient alone (no dweight): it must be the input gradient of the
+// full backward, bit for bit, since it runs the same products on the same operands.
+TEST(Conv2d, InputGradientAloneMatchesTheFullBackward) {
+  uint64_t seed = 300;
+  for (const ConvCase& c : conv_cases()) {
+    SCOPED_TRACE(describe(c));
+    const ConvSizes sizes = sizes_of(c);
+    const Tensor x = random_tensor({c.batch, c.channels, c.height, c.width}, ++seed);
+    const Tensor w = random_tensor({c.out_channels, c.channels, c.kernel, c.kernel}, ++seed);
+    const Shape out_shape{c.batch, c.out_channels, sizes.out_height, sizes.out_width};
+    const Tensor dy = random_tensor(out_shape, ++seed);
+    Tensor dx_full(x.shape()), dx_alone(x.shape()), dw(w.shape());
+    conv2d_backward(dx_full.data(), dw.data(), nullptr, dy.data(), x.data(), w.data(), sizes);
+    conv2d_backward(dx_alone.data(), nullptr, nullptr, dy.data(), x.data(), w.data(), sizes);
+    for (int64_t i = 0; i < x.numel(); ++i) ASSERT_EQ(dx_alone.data()[i], dx_full.data()[i]) << i;
+  }
+}
+
 // A ResNet-sized layer, several samples per sgemm. Spot-checks outputs, the input gradient by
 // adjointness (⟨conv(x), g⟩ = ⟨x, conv^T(g)⟩, linear in x) and the workspace bound.
 TEST(Conv2d, WideLayerMatchesReferenceAtSampledPoints) {

@@ -320,6 +320,18 @@ TEST(Tanh, MatchesFiniteDifferences) {
     EXPECT_NEAR(y.data()[i], std::tanh(double(x.data()[i])), 1e-6);
 }
 
+TEST(Sigmoid, MatchesFiniteDifferences) {
+  Sigmoid sigmoid;
+  sigmoid.configure({17});
+  expect_gradients_match(sigmoid, random_tensor({5, 17}, 83, 2.0f));
+  Tensor x = random_tensor({2, 3}, 84, 3.0f);
+  x.data()[0] = -200.0f;  // exp(200) overflows float: the output must still be 0, not NaN
+  x.data()[1] = 200.0f;
+  const Tensor& y = sigmoid.forward(x, Mode::Train);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    EXPECT_NEAR(y.data()[i], 1.0 / (1.0 + std::exp(-double(x.data()[i]))), 1e-6) << i;
+}
+
 TEST(Flatten, IsAViewBothWays) {
   Flatten flatten;
   EXPECT_EQ(flatten.configure({3, 4, 5}), (Shape{60}));
