@@ -1,5 +1,6 @@
 // dtbench report: the tables and charts of one run, or a comparison of several, from their
 // report.json files — printed, and written as report.md, phases.csv and report.html.
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -22,6 +23,8 @@ struct ReportOptions {
   std::vector<std::string> run_dirs;
   std::string out;   // default: the run directory for one run, the current directory for several
   int baseline = 1;  // 1-based index into run_dirs
+  std::vector<double> target_percents = {50, 70, 80, 90};
+  bool log_scale = false;
 };
 
 std::string markdown(const std::vector<RunRecord>& runs, const std::vector<ReportTable>& tables) {
@@ -35,7 +38,23 @@ std::string markdown(const std::vector<RunRecord>& runs, const std::vector<Repor
   return out;
 }
 
+ReportSettings report_settings(const ReportOptions& options) {
+  // The baseline is checked against the runs once they are loaded.
+  ReportSettings settings{.baseline = static_cast<size_t>(std::max(options.baseline, 1) - 1),
+                          .log_scale = options.log_scale};
+  settings.target_accuracies.clear();
+  for (const double percent : options.target_percents) {
+    if (!(percent > 0 && percent <= 100)) {
+      fail_input("--target-accuracy {}: give a percentage above 0, at most 100", percent);
+    }
+    settings.target_accuracies.push_back(percent / 100.0);
+  }
+  std::sort(settings.target_accuracies.begin(), settings.target_accuracies.end());
+  return settings;
+}
+
 void run_report(const ReportOptions& options) {
+  const ReportSettings settings = report_settings(options);
   std::vector<RunRecord> runs;
   for (const auto& dir : options.run_dirs) runs.push_back(load_run(dir));
   // Runs started in the same second under the same name share a directory name: tell them apart
@@ -52,8 +71,8 @@ void run_report(const ReportOptions& options) {
   if (options.baseline < 1 || static_cast<size_t>(options.baseline) > runs.size()) {
     fail_input("--baseline {}: choose a run from 1 to {}", options.baseline, runs.size());
   }
-  const std::vector<ReportTable> tables = runs.size() == 1 ? single_run_tables(runs.front())
-                                                           : comparison_tables(runs, options.baseline - 1);
+  const std::vector<ReportTable> tables = runs.size() == 1 ? single_run_tables(runs.front(), settings)
+                                                           : comparison_tables(runs, settings);
   for (const auto& run : runs) {
     fmt::print("{} — transport {}, {} worker(s), {} epoch(s){}\n", run.name, run.transport, run.world,
                run.epochs.size(), run.complete() ? "" : "  " + incomplete_note(run));
@@ -68,7 +87,7 @@ void run_report(const ReportOptions& options) {
   if (error) fail_input("--out {}: cannot create the directory: {}", out.string(), error.message());
   write_file_atomically(out / "report.md", markdown(runs, tables));
   write_file_atomically(out / "phases.csv", phases_csv(runs));
-  write_file_atomically(out / "report.html", report_html(runs, tables));
+  write_file_atomically(out / "report.html", report_html(runs, tables, settings));
   fmt::print("\nwritten: {}, {}, {}\n", (out / "report.md").string(), (out / "phases.csv").string(),
              (out / "report.html").string());
 }
@@ -83,6 +102,11 @@ void add_report_command(CLI::App& app) {
                       "Where to write report.md, phases.csv and report.html (default: the run directory for one "
                       "run, the current directory for several)");
   command->add_option("--baseline", options->baseline, "The run (1 = first) the comparison's ratios are against");
+  command->add_option("--target-accuracy", options->target_percents,
+                      "Test accuracies (percent, comma-separated) to report the time to reach (default: 50,70,80,90)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  command->add_flag("--log-scale", options->log_scale, "Draw the time chart on a logarithmic axis");
   command->callback([options] { run_report(*options); });
 }
 

@@ -141,7 +141,7 @@ void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& w
   auto transport = make_transport(bp.transport, {.optimizer = bp.optimizer});
 
   const RunDirectory run = open_run_directory(bp, options, worker);
-  const ResourceSampler sampler;  // CPU and memory once a second until the run ends
+  ResourceSampler sampler;  // CPU, memory (and GPU) once a second until the run ends
   if (root) run.write("blueprint.yaml", YAML::Dump(bp.resolved) + "\n");
   RunSummary summary;
   summary.run_id = run.id();
@@ -195,6 +195,7 @@ void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& w
     trainer.run([&](const EpochResult& epoch) {
       summary.epochs.push_back(epoch);
       summary.wall_seconds = epoch.wall_seconds;
+      sampler.add_transport_bytes(epoch.sync_total.bytes_sent, epoch.sync_total.bytes_received);
       if (world > 1) workers = worker.channel->gather(report_json(summary).dump());
       write_reports();
       if (root) {
@@ -209,10 +210,12 @@ void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& w
     summary.status = "failed";
     summary.error = stop_signal != 0 ? fmt::format("{} (signal {})", error.what(), static_cast<int>(stop_signal))
                                      : error.what();
+    sampler.stop();
     write_reports();
     throw;
   }
   summary.status = "complete";
+  sampler.stop();  // its last sample goes into the final report: a run shorter than the interval has one too
   if (bp.save_weights && root) {
     const auto values = model->arena().values();
     run.write("weights.bin", std::string(reinterpret_cast<const char*>(values.data()), values.size_bytes()));

@@ -1,14 +1,16 @@
 #pragma once
-// report.html: one self-contained page (inline CSS and SVG, nothing fetched) with the phase
-// chart, the accuracy chart and the same tables as the terminal and report.md.
+// report.html: one self-contained page (inline CSS and SVG, nothing fetched, no script) with the
+// charts of report_charts.h and the same tables as the terminal and report.md.
 #include <string>
 #include <vector>
 
 #include "launch/report_run.h"
+#include "launch/report_settings.h"
 #include "launch/report_table.h"
 
 namespace dtbench {
 
-std::string report_html(const std::vector<RunRecord>& runs, const std::vector<ReportTable>& tables);
+std::string report_html(const std::vector<RunRecord>& runs, const std::vector<ReportTable>& tables,
+                        const ReportSettings& settings);
 
 }  // namespace dtbench

@@ -36,6 +36,21 @@ json parse_file(const fs::path& file) {
   }
 }
 
+// Reports written before a field was recorded lack it; the comm split reads as zeros there.
+CommRecord comm_record(const json& split) {
+  CommRecord c;
+  if (!split.is_object()) return c;
+  c.comm_s = split.value("comm_s", 0.0);
+  c.comm_total_s = split.value("comm_total_s", 0.0);
+  c.wait_s = split.value("wait_s", 0.0);
+  c.transfer_s = split.value("transfer_s", 0.0);
+  c.push_s = split.value("push_s", 0.0);
+  c.pull_s = split.value("pull_s", 0.0);
+  c.bytes_sent = split.value("bytes_sent", 0.0);
+  c.bytes_received = split.value("bytes_received", 0.0);
+  return c;
+}
+
 EpochRecord epoch_record(const json& e, const fs::path& file, size_t index) {
   const std::string where = fmt::format("epochs[{}].", index);
   EpochRecord r;
@@ -55,6 +70,7 @@ EpochRecord epoch_record(const json& e, const fs::path& file, size_t index) {
   r.train_accuracy = e.value("train_accuracy", 0.0);
   r.test_loss = number(e, "test_loss", file, where);
   r.test_accuracy = number(e, "test_accuracy", file, where);
+  r.comm = comm_record(e.value("comm_split", json()));
   return r;
 }
 
@@ -74,17 +90,21 @@ void read_workers(const json& workers, const fs::path& file, RunRecord& run) {
     for (size_t k = 0; k < kReportPhaseCount; ++k) {
       means.mean_s[k] = number(phases, kReportPhases[k], file, "workers.per_worker[].mean_step_phases_s.");
     }
+    means.comm = comm_record(w);
     run.workers.push_back(means);
   }
   run.slowest_worker = workers.value("slowest_worker", -1);
-  // Each worker's own per-epoch statistics, when its file sits beside report.json.
+  // Each worker's own per-epoch statistics and resources, when its file sits beside report.json.
   for (const WorkerMeans& w : run.workers) {
     const fs::path worker_file = file.parent_path() / fmt::format("worker-{}.json", w.rank);
     if (!fs::exists(worker_file)) {
       run.worker_epochs.clear();
+      run.resources.clear();
       return;
     }
-    run.worker_epochs.push_back(epoch_records(parse_file(worker_file), worker_file));
+    const json report = parse_file(worker_file);
+    run.worker_epochs.push_back(epoch_records(report, worker_file));
+    if (auto resources = resource_record(report, w.rank, worker_file)) run.resources.push_back(*resources);
   }
 }
 
@@ -110,6 +130,12 @@ RunRecord load_run(const fs::path& run_dir) {
     run.images_per_second = report["summary"].value("images_per_second", 0.0);
   }
   if (report.contains("workers")) read_workers(report["workers"], run.path, run);
+  if (run.resources.empty()) {
+    // Rank 0's own, from report.json, when the workers' files are not there.
+    if (auto resources = resource_record(report, report.value("rank", 0), run.path)) {
+      run.resources.push_back(*resources);
+    }
+  }
   return run;
 }
 
@@ -122,6 +148,29 @@ std::array<double, kReportPhaseCount> mean_phases(const std::vector<EpochRecord>
   }
   if (steps > 0) {
     for (double& m : mean) m /= static_cast<double>(steps);
+  }
+  return mean;
+}
+
+CommRecord mean_comm(const std::vector<EpochRecord>& epochs, size_t first) {
+  CommRecord mean;
+  int64_t steps = 0;
+  for (size_t i = first; i < epochs.size(); ++i) {
+    const CommRecord& c = epochs[i].comm;
+    mean.comm_s += c.comm_s;
+    mean.comm_total_s += c.comm_total_s;
+    mean.wait_s += c.wait_s;
+    mean.transfer_s += c.transfer_s;
+    mean.push_s += c.push_s;
+    mean.pull_s += c.pull_s;
+    mean.bytes_sent += c.bytes_sent;
+    mean.bytes_received += c.bytes_received;
+    steps += epochs[i].steps;
+  }
+  if (steps == 0) return {};
+  for (double* total : {&mean.comm_s, &mean.comm_total_s, &mean.wait_s, &mean.transfer_s, &mean.push_s, &mean.pull_s,
+                        &mean.bytes_sent, &mean.bytes_received}) {
+    *total /= static_cast<double>(steps);
   }
   return mean;
 }

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "launch/report_resources.h"
+
 namespace dtbench {
 
 // The six phases of a step, then the step itself (phases sum to the step).
@@ -19,10 +21,20 @@ struct PhaseRecord {
   double sum_s = 0.0, mean_s = 0.0, median_s = 0.0, p95_s = 0.0;
 };
 
+// How the communication of a step divides up (report.json's comm_split): comm is what the step
+// waited for (exposed), comm_total all of it, including what overlapped backward; allreduce splits
+// it into wait (for the last rank to arrive) and transfer, parameter servers into push, wait and
+// pull. Seconds and bytes, summed over an epoch's steps — or, in WorkerMeans, per step.
+struct CommRecord {
+  double comm_s = 0.0, comm_total_s = 0.0, wait_s = 0.0, transfer_s = 0.0, push_s = 0.0, pull_s = 0.0;
+  double bytes_sent = 0.0, bytes_received = 0.0;
+};
+
 struct EpochRecord {
   int epoch = 0;
   int64_t steps = 0;
   std::array<PhaseRecord, kReportPhaseCount> phases{};
+  CommRecord comm;  // zeros in reports written before the comm split was recorded
   double train_seconds = 0.0, wall_seconds = 0.0, images_per_second = 0.0;
   double train_loss = 0.0, train_accuracy = 0.0, test_loss = 0.0, test_accuracy = 0.0;
 };
@@ -31,6 +43,7 @@ struct EpochRecord {
 struct WorkerMeans {
   int rank = 0;
   std::array<double, kReportPhaseCount> mean_s{};
+  CommRecord comm;  // per step: comm_total_s, wait_s, transfer_s, push_s, pull_s
 };
 
 struct RunRecord {
@@ -43,7 +56,11 @@ struct RunRecord {
   std::vector<WorkerMeans> workers;                   // empty unless `workers` was present
   std::vector<std::vector<EpochRecord>> worker_epochs;  // [worker][epoch], from worker-<rank>.json
   int slowest_worker = -1;
+  // Each worker's sampled resources (from worker-<rank>.json), or rank 0's alone (from report.json)
+  // when the worker files are absent; empty for reports written before resources were sampled.
+  std::vector<ResourceRecord> resources;
   bool complete() const { return status == "complete"; }
+  bool parameter_server() const { return transport.starts_with("ps-"); }
   double final_accuracy() const { return epochs.empty() ? 0.0 : epochs.back().test_accuracy; }
 };
 
@@ -53,5 +70,7 @@ RunRecord load_run(const std::filesystem::path& run_dir);
 
 // Step-weighted mean seconds per step of each phase over epochs [first, end).
 std::array<double, kReportPhaseCount> mean_phases(const std::vector<EpochRecord>& epochs, size_t first);
+// The comm split per step over epochs [first, end).
+CommRecord mean_comm(const std::vector<EpochRecord>& epochs, size_t first);
 
 }  // namespace dtbench

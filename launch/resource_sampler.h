@@ -1,11 +1,10 @@
 #pragma once
 // A background thread that samples the process's resource use for the life of a run: CPU time of
 // the process (as a percentage of one core, so 4 busy threads read 400), utilisation of every core
-// of the machine, and resident memory (VmRSS) with its peak (VmHWM). Everything comes from /proc,
-// so it is Linux only; elsewhere the readings are absent and summary() reports no samples.
-//
-// GPU counters are not sampled: NVML is not available on the machines this runs on. When a GPU is
-// present, NVML utilisation and memory readings would be added to sample() beside the /proc ones.
+// of the machine, and resident memory (VmRSS) with its peak (VmHWM), from /proc (Linux only;
+// elsewhere those readings are absent); and, where NVML finds a GPU, each GPU's utilisation, memory
+// and power (gpu_sampler.h). The transport's byte counts are handed in by the training loop, which
+// learns them from each step's comm split; the summary reports them beside the rest.
 //
 // The series is kept in memory for a chart: at most max_samples points; when full, every other
 // point is dropped and from then on only every second sample is kept (and so on, doubling), so a
@@ -15,30 +14,27 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
-#include <string_view>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "launch/gpu_sampler.h"
+#include "launch/gpu_usage.h"
+#include "launch/proc_parsers.h"
+
 namespace dtbench {
 
-// One core's counters from a /proc/stat "cpuN" line, in clock ticks.
-struct CoreTicks {
-  uint64_t busy_ticks = 0;
-  uint64_t total_ticks = 0;
+struct ResourceSamplerOptions {
+  std::chrono::milliseconds interval = std::chrono::seconds(1);
+  size_t max_samples = 3600;
+  std::string nvml_library = kNvmlLibrary;  // tests point this at a stand-in, or at nothing
 };
-
-// Parsers for /proc text, exposed for tests. Each returns nothing (or an empty list) on text it
-// cannot read.
-std::optional<uint64_t> parse_process_cpu_ticks(std::string_view proc_self_stat);  // utime + stime
-std::vector<CoreTicks> parse_core_ticks(std::string_view proc_stat);                // cpu0, cpu1, ...
-std::optional<int64_t> parse_status_bytes(std::string_view proc_self_status, std::string_view key);  // "VmRSS"
 
 class ResourceSampler {
  public:
-  explicit ResourceSampler(std::chrono::milliseconds interval = std::chrono::seconds(1),
-                           size_t max_samples = 3600);
+  explicit ResourceSampler(ResourceSamplerOptions options = {});
   ~ResourceSampler();
   ResourceSampler(const ResourceSampler&) = delete;
   ResourceSampler& operator=(const ResourceSampler&) = delete;
@@ -47,8 +43,13 @@ class ResourceSampler {
   // thread; returns at once, without waiting out the interval. Called by the destructor; idempotent.
   void stop();
 
+  // Adds to the bytes the transport sent and received (payload as the transport counts it).
+  void add_transport_bytes(int64_t sent, int64_t received);
+
   // interval_seconds, samples, cpu_percent {mean, max}, per_core_percent (mean per core),
-  // rss_bytes {mean, max}, peak_rss_bytes and series {seconds, cpu_percent, rss_bytes}.
+  // rss_bytes {mean, max}, peak_rss_bytes, transport_bytes {sent, received},
+  // series {seconds, cpu_percent, rss_bytes}, and gpu: {available: false, reason} or
+  // {available: true, devices: [...]} (GpuUsage::devices_json, series aligned with series.seconds).
   // Safe to call while the thread runs.
   nlohmann::json summary() const;
 
@@ -59,16 +60,18 @@ class ResourceSampler {
     std::vector<CoreTicks> cores;
     std::optional<int64_t> rss_bytes;
     std::optional<int64_t> peak_rss_bytes;
+    std::vector<GpuReading> gpus;
   };
-  static Reading read_now();
+  Reading read_now() const;
   void run();
-  void sample();                    // reads /proc and records the change since the previous reading
+  void sample();                    // reads /proc and NVML and records the change since the previous reading
   void record(const Reading& now);  // under mutex_
 
   const std::chrono::milliseconds interval_;
   const size_t max_samples_;
   const std::chrono::steady_clock::time_point start_;
   const double ticks_per_second_;
+  const GpuSampler gpu_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
@@ -82,6 +85,8 @@ class ResourceSampler {
   int64_t rss_samples_ = 0, rss_bytes_max_ = 0, peak_rss_bytes_ = 0;
   std::vector<double> core_percent_sums_;
   std::vector<int64_t> core_samples_;
+  GpuUsage gpu_usage_;
+  int64_t transport_bytes_sent_ = 0, transport_bytes_received_ = 0;
   // The kept series: one point every keep_every_ samples.
   int64_t keep_every_ = 1;
   std::vector<double> series_seconds_, series_cpu_percent_;

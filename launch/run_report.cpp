@@ -167,7 +167,7 @@ struct WorkerRow {
   int rank = 0;
   std::array<double, kPhaseCount> phase_mean{};  // seconds per step, all epochs
   double step_mean = 0.0;
-  double comm_total = 0.0, wait = 0.0, transfer = 0.0;  // seconds per step
+  double comm_total = 0.0, wait = 0.0, transfer = 0.0, push = 0.0, pull = 0.0;  // seconds per step
   double images_per_second = 0.0;
   int64_t steps_last_to_arrive = 0;
 };
@@ -188,10 +188,14 @@ std::vector<WorkerRow> worker_rows(const std::vector<std::string>& reports) {
       row.comm_total += epoch["comm_split"]["comm_total_s"].get<double>();
       row.wait += epoch["comm_split"]["wait_s"].get<double>();
       row.transfer += epoch["comm_split"]["transfer_s"].get<double>();
+      row.push += epoch["comm_split"]["push_s"].get<double>();
+      row.pull += epoch["comm_split"]["pull_s"].get<double>();
     }
     if (steps > 0) {
       for (double& mean : row.phase_mean) mean /= static_cast<double>(steps);
-      for (double* total : {&row.step_mean, &row.comm_total, &row.wait, &row.transfer}) *total /= static_cast<double>(steps);
+      for (double* total : {&row.step_mean, &row.comm_total, &row.wait, &row.transfer, &row.push, &row.pull}) {
+        *total /= static_cast<double>(steps);
+      }
     }
     if (report.contains("summary") && report["summary"].contains("images_per_second")) {
       row.images_per_second = report["summary"]["images_per_second"].get<double>();
@@ -236,6 +240,8 @@ nlohmann::json workers_json(const std::vector<std::string>& reports) {
                           {"comm_total_s", row.comm_total},
                           {"wait_s", row.wait},
                           {"transfer_s", row.transfer},
+                          {"push_s", row.push},
+                          {"pull_s", row.pull},
                           {"images_per_second", row.images_per_second},
                           {"steps_last_to_arrive", row.steps_last_to_arrive}});
   }

@@ -32,6 +32,13 @@ inline Outcome shell(const std::string& command) {
 // `dtbench <arguments>`.
 inline Outcome dtbench(const std::string& arguments) { return shell(std::string(DTBENCH_BINARY) + " " + arguments); }
 
+// The start of a command line running dtbench as `ranks` MPI processes (allowed as root, more
+// ranks than cores allowed); the caller sets OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM) when running as root.
+inline std::string mpirun(int ranks) {
+  return std::string(MPIEXEC) + " --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " +
+         DTBENCH_BINARY;
+}
+
 inline nlohmann::json read_json(const std::filesystem::path& path) {
   std::ifstream file(path);
   return nlohmann::json::parse(file);

@@ -24,15 +24,11 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+using testing::mpirun;
 using testing::only_child;
 using testing::Outcome;
 using testing::read_json;
 using testing::shell;
-
-std::string mpirun(int ranks) {
-  return std::string(MPIEXEC) + " --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " +
-         DTBENCH_BINARY;
-}
 
 std::vector<float> read_weights(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);

@@ -107,6 +107,14 @@ TEST_F(ParameterServerCli, TwoShardsAndTwoWorkersMatchTheRing) {
   const auto& comm = report["epochs"][0]["comm_split"];
   EXPECT_GT(comm["push_s"].get<double>(), 0.0);
   EXPECT_GT(comm["pull_s"].get<double>(), 0.0);
+  for (const auto& worker : report["workers"]["per_worker"]) EXPECT_GT(worker["push_s"].get<double>(), 0.0);
+  // The report splits a parameter server's comm into push, wait and pull, for the run and per worker.
+  const Outcome shown = testing::dtbench("report " + run.string());
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  for (const char* row : {"push ms", "wait ms (other workers, the update)", "pull ms"}) {
+    EXPECT_NE(shown.output.find(row), std::string::npos) << row << "\n" << shown.output;
+  }
+  EXPECT_TRUE(std::regex_search(shown.output, std::regex("comm total +push +wait +pull\n"))) << shown.output;
   for (int shard = 0; shard < 2; ++shard) {
     bool found = false;
     for (const auto& entry : fs::recursive_directory_iterator(root_ / "servers")) {

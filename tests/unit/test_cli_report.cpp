@@ -2,18 +2,18 @@
 // writes (report.md, phases.csv, report.html) checked, and the broken and incomplete runs it meets.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "launch/report_csv.h"
 #include "unit/cli_helpers.h"
+#include "unit/report_checks.h"
+#include "unit/xml_check.h"
 
 namespace dtbench {
 namespace {
@@ -22,41 +22,8 @@ namespace fs = std::filesystem;
 
 using testing::dtbench;
 using testing::Outcome;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::stringstream stream(text);
-  for (std::string part; std::getline(stream, part, separator);) parts.push_back(part);
-  return parts;
-}
-
-// Every element opened is closed, in order ("<x/>" closes itself); doctype and comments skipped.
-// An empty string when balanced, else what went wrong.
-std::string tag_balance_error(const std::string& xml) {
-  std::vector<std::string> open;
-  for (size_t at = xml.find('<'); at != std::string::npos; at = xml.find('<', at + 1)) {
-    const size_t end = xml.find('>', at);
-    if (end == std::string::npos) return "unterminated tag at " + std::to_string(at);
-    const std::string tag = xml.substr(at + 1, end - at - 1);
-    if (tag.empty() || tag[0] == '!' || tag[0] == '?') continue;
-    const bool closing = tag[0] == '/';
-    const std::string name = tag.substr(closing ? 1 : 0, tag.find_first_of(" \t\n/", closing ? 1 : 0) - (closing ? 1 : 0));
-    if (closing) {
-      if (open.empty() || open.back() != name) return "</" + name + "> closes " + (open.empty() ? "nothing" : open.back());
-      open.pop_back();
-    } else if (tag.back() != '/') {
-      open.push_back(name);
-    }
-  }
-  return open.empty() ? "" : "<" + open.back() + "> never closed";
-}
+using testing::read_text;
+using testing::xml_error;
 
 class CliReport : public testing::TempDirTest {
  protected:
@@ -77,8 +44,14 @@ TEST_F(CliReport, ComparesTwoRunsAndWritesMarkdownCsvAndHtml) {
   const fs::path data = synth("idx", 512, 128);
   const fs::path run1 = train(data, 32, "first");
   const fs::path run2 = train(data, 64, "second");
+  // The second as a transport that is fast but less accurate: it never reaches 50%.
+  auto less_accurate = testing::read_json(run2 / "report.json");
+  less_accurate["epochs"][0]["test_accuracy"] = 0.30;
+  less_accurate["epochs"][1]["test_accuracy"] = 0.45;
+  std::ofstream(run2 / "report.json") << less_accurate.dump(2);
   const fs::path out = root_ / "report";
-  const Outcome r = dtbench("report " + run1.string() + " " + run2.string() + " --out " + out.string());
+  const Outcome r = dtbench("report " + run1.string() + " " + run2.string() + " --out " + out.string() +
+                            " --log-scale --target-accuracy 50,5");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("step ratio"), std::string::npos) << r.output;
 
@@ -87,40 +60,40 @@ TEST_F(CliReport, ComparesTwoRunsAndWritesMarkdownCsvAndHtml) {
   EXPECT_NE(md.find(run2.filename().string()), std::string::npos) << md;
   EXPECT_NE(md.find("step ratio"), std::string::npos) << md;
   EXPECT_NE(md.find("1.00x"), std::string::npos) << md;  // the baseline against itself
+  // Speed beside accuracy, at the chosen targets (in ascending order).
+  EXPECT_NE(md.find("### Time and accuracy"), std::string::npos) << md;
+  EXPECT_NE(md.find("| to 5.0% | to 50.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find(" | 45.0% | 45.0% | "), std::string::npos) << md;
+  EXPECT_NE(md.find("x) | not reached |\n"), std::string::npos) << md;  // the second run at 50%
+  EXPECT_NE(md.find("### Communication per step"), std::string::npos) << md;
+  EXPECT_NE(md.find("### Resources per worker"), std::string::npos) << md;
 
-  const auto lines = split(read_text(out / "phases.csv"), '\n');
-  ASSERT_FALSE(lines.empty());
-  EXPECT_EQ(lines[0], "run,transport,world,epoch,worker,phase,mean_ms,median_ms,p95_ms,sum_s");
-  std::map<std::string, double> phase_sum, step_mean;  // by run/epoch/worker
-  std::map<std::string, int> phase_rows;
-  for (size_t i = 1; i < lines.size(); ++i) {
-    const auto cells = split(lines[i], ',');
-    ASSERT_EQ(cells.size(), 10u) << lines[i];
-    const std::string key = cells[0] + "/" + cells[3] + "/" + cells[4];
-    const double mean_ms = std::stod(cells[6]);
-    if (cells[5] == "step") {
-      step_mean[key] = mean_ms;
-    } else {
-      phase_sum[key] += mean_ms;
-      ++phase_rows[key];
-    }
-  }
-  ASSERT_EQ(step_mean.size(), 4u);  // 2 runs x 2 epochs, worker "all"
-  for (const auto& [key, step] : step_mean) {
-    EXPECT_EQ(phase_rows[key], 6) << key;
-    EXPECT_GT(step, 0.0) << key;
-    EXPECT_NEAR(phase_sum[key], step, 1e-6 * step) << key;
-  }
+  // README.md documents the columns the code writes, and the file has them (phases_csv_steps).
+  EXPECT_EQ(testing::documented_phases_csv_columns(), kPhasesCsvHeader);
+  const auto steps = testing::phases_csv_steps(read_text(out / "phases.csv"));
+  EXPECT_EQ(steps.size(), 4u);  // 2 runs x 2 epochs, worker "all"
+  testing::expect_phases_sum_to_steps(steps);
 
   const std::string html = read_text(out / "report.html");
-  EXPECT_NE(html.find("<svg"), std::string::npos);
-  EXPECT_EQ(html.find("http://www.w3.org/1999/xhtml\" lang") != std::string::npos, true);
+  EXPECT_NE(html.find("http://www.w3.org/1999/xhtml\" lang"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
-  EXPECT_EQ(tag_balance_error(html), "");
+  EXPECT_EQ(html.find(" src="), std::string::npos) << "nothing fetched";
+  EXPECT_EQ(html.find(" href="), std::string::npos) << "nothing fetched";
+  for (const std::string chart : {"Phases per step, all epochs", "Total wall time per run", "s (log scale)",
+                                  "Accuracy per epoch", "Loss per epoch", "Process CPU, ", "Resident memory, "}) {
+    EXPECT_NE(html.find(">" + chart), std::string::npos) << chart;
+  }
+  EXPECT_EQ(xml_error(html), "");
   if (std::system("which xmllint > /dev/null 2>&1") == 0) {
     const Outcome lint = testing::shell("xmllint --noout " + (out / "report.html").string());
     EXPECT_EQ(lint.exit_code, 0) << lint.output;
   }
+}
+
+TEST_F(CliReport, ATargetAccuracyOutsideZeroToHundredIsAnInputError) {
+  const Outcome r = dtbench("report " + (root_ / "any-run").string() + " --target-accuracy 50,120");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--target-accuracy 120"), std::string::npos) << r.output;
 }
 
 TEST_F(CliReport, SingleRunWritesIntoItsDirectoryAndMarksAFailedRunIncomplete) {
@@ -140,11 +113,13 @@ TEST_F(CliReport, SingleRunWritesIntoItsDirectoryAndMarksAFailedRunIncomplete) {
   EXPECT_NE(r.output.find("INCOMPLETE"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("peer <rank 1> went away"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Time to accuracy"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Time to accuracy per epoch (DAWNBench style)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("epoch 1 trained in"), std::string::npos) << r.output;
   EXPECT_TRUE(fs::exists(failed / "report.md"));
   EXPECT_TRUE(fs::exists(failed / "phases.csv"));
   const std::string html = read_text(failed / "report.html");
   EXPECT_NE(html.find("peer &lt;rank 1&gt; went away"), std::string::npos);
-  EXPECT_EQ(tag_balance_error(html), "");
+  EXPECT_EQ(xml_error(html), "");
 }
 
 TEST_F(CliReport, ADirectoryWithoutAReportIsAnInputErrorNamingThePath) {

@@ -44,7 +44,7 @@ TEST(ResourceSampler, ParsesProcText) {
 }
 
 TEST(ResourceSampler, SeesABusyLoopAndStopsAtOnce) {
-  auto sampler = std::make_unique<ResourceSampler>(20ms);
+  auto sampler = std::make_unique<ResourceSampler>(ResourceSamplerOptions{.interval = 20ms});
   burn_cpu(300ms);
   const auto running = sampler->summary();  // while the thread runs
   EXPECT_GE(running["samples"].get<int64_t>(), 5);
@@ -66,17 +66,29 @@ TEST(ResourceSampler, SeesABusyLoopAndStopsAtOnce) {
   for (const auto& key : {"seconds", "cpu_percent", "rss_bytes"}) {
     EXPECT_EQ(summary["series"][key].size(), static_cast<size_t>(samples)) << key;
   }
+  EXPECT_EQ(summary["transport_bytes"]["sent"], 0);
+  EXPECT_EQ(summary["transport_bytes"]["received"], 0);
+  EXPECT_TRUE(summary["gpu"].contains("available"));
   sampler.reset();  // a second stop, from the destructor, is harmless
 }
 
 TEST(ResourceSampler, DestructionDoesNotWaitOutTheInterval) {
   const auto begin = std::chrono::steady_clock::now();
-  { ResourceSampler sampler(10s); }
+  { ResourceSampler sampler({.interval = 10s}); }
   EXPECT_LT(std::chrono::steady_clock::now() - begin, 100ms);
 }
 
+TEST(ResourceSampler, AddsUpTheTransportBytesItIsGiven) {
+  ResourceSampler sampler({.interval = 10s});
+  sampler.add_transport_bytes(1000, 2000);
+  sampler.add_transport_bytes(24, 48);
+  const auto bytes = sampler.summary()["transport_bytes"];
+  EXPECT_EQ(bytes["sent"].get<int64_t>(), 1024);
+  EXPECT_EQ(bytes["received"].get<int64_t>(), 2048);
+}
+
 TEST(ResourceSampler, KeepsTheSeriesBounded) {
-  ResourceSampler sampler(1ms, 8);
+  ResourceSampler sampler({.interval = 1ms, .max_samples = 8});
   std::this_thread::sleep_for(150ms);
   sampler.stop();
   const auto summary = sampler.summary();

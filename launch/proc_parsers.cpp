@@ -1,0 +1,101 @@
+#include "launch/proc_parsers.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+namespace dtbench {
+
+namespace {
+
+std::optional<uint64_t> to_u64(std::string_view word) {
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), value);
+  if (error != std::errc{} || end != word.data() + word.size()) return std::nullopt;
+  return value;
+}
+
+std::vector<std::string_view> split_words(std::string_view line) {
+  std::vector<std::string_view> words;
+  size_t at = 0;
+  while (at < line.size()) {
+    const size_t begin = line.find_first_not_of(" \t", at);
+    if (begin == std::string_view::npos) break;
+    size_t end = line.find_first_of(" \t", begin);
+    if (end == std::string_view::npos) end = line.size();
+    words.push_back(line.substr(begin, end - begin));
+    at = end;
+  }
+  return words;
+}
+
+}  // namespace
+
+// /proc/self/stat: "pid (comm) state ppid ..." where comm may hold spaces and parentheses, so the
+// fields are counted from the last ')'. utime and stime are fields 14 and 15 (1-based), that is
+// the 12th and 13th after the ')'.
+std::optional<uint64_t> parse_process_cpu_ticks(std::string_view proc_self_stat) {
+  const size_t close = proc_self_stat.rfind(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  const auto words = split_words(proc_self_stat.substr(close + 1));
+  if (words.size() < 13) return std::nullopt;
+  const auto utime = to_u64(words[11]), stime = to_u64(words[12]);
+  if (!utime || !stime) return std::nullopt;
+  return *utime + *stime;
+}
+
+// /proc/stat: "cpuN user nice system idle iowait irq softirq steal guest guest_nice". Guest time is
+// already inside user and nice, so the total is the first eight; idle and iowait are not busy.
+std::vector<CoreTicks> parse_core_ticks(std::string_view proc_stat) {
+  std::vector<CoreTicks> cores;
+  size_t at = 0;
+  while (at < proc_stat.size()) {
+    size_t end = proc_stat.find('\n', at);
+    if (end == std::string_view::npos) end = proc_stat.size();
+    const std::string_view line = proc_stat.substr(at, end - at);
+    at = end + 1;
+    // "cpu " is the whole machine; "cpu0", "cpu1", ... are the cores.
+    if (line.size() < 4 || !line.starts_with("cpu") || line[3] < '0' || line[3] > '9') continue;
+    const auto words = split_words(line);
+    if (words.size() < 5) return {};
+    uint64_t fields[8] = {};
+    for (size_t i = 0; i < 8 && i + 1 < words.size(); ++i) {
+      const auto value = to_u64(words[i + 1]);
+      if (!value) return {};
+      fields[i] = *value;
+    }
+    CoreTicks core;
+    for (uint64_t value : fields) core.total_ticks += value;
+    core.busy_ticks = core.total_ticks - fields[3] - fields[4];
+    cores.push_back(core);
+  }
+  return cores;
+}
+
+// /proc/self/status: "VmRSS:\t  123456 kB".
+std::optional<int64_t> parse_status_bytes(std::string_view proc_self_status, std::string_view key) {
+  size_t at = 0;
+  while (at < proc_self_status.size()) {
+    size_t end = proc_self_status.find('\n', at);
+    if (end == std::string_view::npos) end = proc_self_status.size();
+    const std::string_view line = proc_self_status.substr(at, end - at);
+    at = end + 1;
+    if (!line.starts_with(key) || line.size() <= key.size() || line[key.size()] != ':') continue;
+    const auto words = split_words(line.substr(key.size() + 1));
+    if (words.size() != 2 || words[1] != "kB") return std::nullopt;
+    const auto kib = to_u64(words[0]);
+    if (!kib) return std::nullopt;
+    return static_cast<int64_t>(*kib) * 1024;
+  }
+  return std::nullopt;
+}
+
+std::string read_proc_text(const char* path) {
+  std::ifstream file(path);
+  if (!file) return {};
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+}  // namespace dtbench

@@ -1,0 +1,25 @@
+#pragma once
+// Parsers for the /proc text the resource sampler reads (Linux only). Each returns nothing, or an
+// empty list, on text it cannot read, so a sampler on another system simply has no readings.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dtbench {
+
+// One core's counters from a /proc/stat "cpuN" line, in clock ticks.
+struct CoreTicks {
+  uint64_t busy_ticks = 0;
+  uint64_t total_ticks = 0;
+};
+
+std::optional<uint64_t> parse_process_cpu_ticks(std::string_view proc_self_stat);  // utime + stime
+std::vector<CoreTicks> parse_core_ticks(std::string_view proc_stat);                // cpu0, cpu1, ...
+std::optional<int64_t> parse_status_bytes(std::string_view proc_self_status, std::string_view key);  // "VmRSS"
+
+// The whole of a small file such as /proc/self/stat; empty when it cannot be read.
+std::string read_proc_text(const char* path);
+
+}  // namespace dtbench
