@@ -12,8 +12,12 @@ namespace dtbench {
 
 namespace {
 
-double monotonic_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+using Clock = std::chrono::steady_clock;
+
+double monotonic_seconds() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
+double seconds_between(Clock::time_point start, Clock::time_point end) {
+  return std::chrono::duration<double>(end - start).count();
 }
 
 }  // namespace
@@ -66,6 +70,7 @@ void AllreduceTransport::start(Model& model) {
 
   buckets_ = options_.bucket_bytes > 0 ? arena.buckets(options_.bucket_bytes)
                                        : std::vector<ArenaRange>{{0, arena.count()}};
+  spans_.assign(buckets_.size(), CommSpan{});
   const auto& params = arena.params();
   params_in_bucket_.assign(buckets_.size(), 0);
   for (size_t p = 0; p < params.size(); ++p) {
@@ -93,7 +98,13 @@ void AllreduceTransport::start(Model& model) {
               {"overlap", thread_.joinable()},
               {"chunk_bytes", options_.chunk_bytes},
               {"timeout_seconds", options_.timeout_seconds},
-              {"clock_offset_seconds", clock_offset_}};
+              {"clock_offset_seconds", clock_offset_},
+              {"clock_uncertainty_seconds", clock_uncertainty_}};
+}
+
+CommSpan AllreduceTransport::bucket_span(int bucket, Clock::time_point start, Clock::time_point end) const {
+  const auto bytes = buckets_[static_cast<size_t>(bucket)].count * static_cast<int64_t>(sizeof(float));
+  return {.what = "allreduce bucket", .index = bucket, .bytes = bytes, .start = start, .end = end};
 }
 
 AllreduceOptions AllreduceTransport::bucket_options(Model& model, const ArenaRange& bucket) {
@@ -112,10 +123,12 @@ AllreduceOptions AllreduceTransport::bucket_options(Model& model, const ArenaRan
 }
 
 // Cristian's algorithm against rank 0: of several ping-pongs, the one with the shortest round trip
-// bounds the offset best. On one host the clocks agree already and the offset comes out ~0.
+// bounds the offset best (to within half that round trip). On one host the clocks agree already
+// and the offset comes out ~0.
 void AllreduceTransport::estimate_clock_offset() {
   constexpr int kRounds = 8;
-  std::vector<double> offsets(static_cast<size_t>(world_), 0.0);
+  // Per rank: {offset, half the best round trip}.
+  std::vector<double> estimates(2 * static_cast<size_t>(world_), 0.0);
   for (int peer = 1; peer < world_; ++peer) {
     double best_round_trip = 1e9;
     for (int round = 0; round < kRounds; ++round) {
@@ -127,7 +140,8 @@ void AllreduceTransport::estimate_clock_offset() {
         const double received = monotonic_seconds();
         if (received - sent < best_round_trip) {
           best_round_trip = received - sent;
-          offsets[static_cast<size_t>(peer)] = remote - 0.5 * (sent + received);
+          estimates[2 * static_cast<size_t>(peer)] = remote - 0.5 * (sent + received);
+          estimates[2 * static_cast<size_t>(peer) + 1] = 0.5 * best_round_trip;
         }
       } else if (rank_ == peer) {
         double ping = 0.0;
@@ -137,7 +151,18 @@ void AllreduceTransport::estimate_clock_offset() {
       }
     }
   }
-  check_mpi(MPI_Scatter(offsets.data(), 1, MPI_DOUBLE, &clock_offset_, 1, MPI_DOUBLE, 0, control_), "MPI_Scatter");
+  double own[2] = {0.0, 0.0};
+  check_mpi(MPI_Scatter(estimates.data(), 2, MPI_DOUBLE, own, 2, MPI_DOUBLE, 0, control_), "MPI_Scatter");
+  clock_offset_ = own[0];
+  clock_uncertainty_ = own[1];
+}
+
+std::optional<ClockAlignment> AllreduceTransport::clock_alignment() const {
+  return ClockAlignment{.reference = "rank 0 steady clock",
+                        .offset_seconds = clock_offset_,
+                        .uncertainty_seconds = clock_uncertainty_,
+                        .method = rank_ == 0 ? "the reference itself"
+                                             : "Cristian's algorithm over MPI: best of 8 round trips to rank 0"};
 }
 
 double AllreduceTransport::aligned_now() const { return monotonic_seconds() - clock_offset_; }
@@ -164,16 +189,20 @@ void AllreduceTransport::communicate() {
       bucket = ready_buckets_.front();
       ready_buckets_.pop_front();
     }
-    const double start = monotonic_seconds();
+    const ArenaRange& range = buckets_[static_cast<size_t>(bucket)];
+    const auto start = Clock::now();
     try {
-      if (!error_) allreduce(bucket_options(*model_, buckets_[static_cast<size_t>(bucket)]));
+      if (!error_) allreduce(bucket_options(*model_, range));
     } catch (...) {
       std::lock_guard lock(mutex_);
       error_ = std::current_exception();
     }
+    const auto end = Clock::now();
     {
+      // The training thread reads spans_ only after every bucket of the step is done, under this lock.
       std::lock_guard lock(mutex_);
-      comm_seconds_ += monotonic_seconds() - start;
+      comm_seconds_ += seconds_between(start, end);
+      spans_[static_cast<size_t>(buckets_done_)] = bucket_span(bucket, start, end);
       ++buckets_done_;
     }
     work_done_.notify_one();
@@ -192,10 +221,14 @@ void AllreduceTransport::synchronize(Model& model, int64_t step, SyncTimes& time
     pending_ = params_in_bucket_;
     if (error_) std::rethrow_exception(error_);
   } else {
-    const double start = monotonic_seconds();
-    for (const ArenaRange& bucket : buckets_) allreduce(bucket_options(model, bucket));
-    times.comm_total = monotonic_seconds() - start;
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      const auto start = Clock::now();
+      allreduce(bucket_options(model, buckets_[b]));
+      spans_[b] = bucket_span(static_cast<int>(b), start, Clock::now());
+    }
+    times.comm_total = seconds_between(spans_.front().start, spans_.back().end);
   }
+  times.spans = spans_;
   // A ring moves 2·K·(N−1)/N bytes each way per rank.
   const auto bytes = static_cast<int64_t>(2.0 * static_cast<double>(model.arena().count()) * sizeof(float) *
                                           (world_ - 1) / world_);

@@ -10,9 +10,12 @@
 //
 // Each step the ranks also exchange their arrival times at the synchronisation point, on clocks
 // aligned at start-up, which splits comm into wait (this rank waiting for the last to arrive) and
-// transfer (moving and reducing bytes), and names the slowest rank.
+// transfer (moving and reducing bytes), and names the slowest rank. The same alignment places the
+// ranks' timelines on rank 0's clock (clock_alignment()), and every bucket's reduction is timed as
+// a span for them (SyncTimes::spans).
 #include <mpi.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -44,12 +47,15 @@ class AllreduceTransport final : public LocalUpdateTransport {
   void start(Model& model) override;
   void stop(Model& model) override;
   nlohmann::json summary() const override { return summary_; }
+  std::optional<ClockAlignment> clock_alignment() const override;
 
  protected:
   void synchronize(Model& model, int64_t step, SyncTimes& times) override;
 
  private:
   AllreduceOptions bucket_options(Model& model, const ArenaRange& bucket);
+  CommSpan bucket_span(int bucket, std::chrono::steady_clock::time_point start,
+                       std::chrono::steady_clock::time_point end) const;
   void estimate_clock_offset();
   double aligned_now() const;
   void on_gradient_ready(const Param& param);
@@ -62,12 +68,14 @@ class AllreduceTransport final : public LocalUpdateTransport {
   int rank_ = 0;
   int world_ = 1;
   double clock_offset_ = 0.0;           // this rank's clock minus rank 0's, seconds
+  double clock_uncertainty_ = 0.0;      // half the round trip the offset was estimated from
   Model* model_ = nullptr;
   std::vector<ArenaRange> buckets_;
   std::vector<int> bucket_of_param_;    // by parameter index in the arena
   std::vector<int> params_in_bucket_;
   std::vector<float> scratch_;
   std::vector<double> arrivals_;        // every rank's arrival time this step, reused
+  std::vector<CommSpan> spans_;         // this step's bucket reductions in the order done, one slot per bucket
   std::unique_ptr<Watchdog> watchdog_;  // for the blocking MPI_Allreduce, with MPI_THREAD_MULTIPLE
   int64_t step_ = 0;
   nlohmann::json summary_;
@@ -79,7 +87,7 @@ class AllreduceTransport final : public LocalUpdateTransport {
   std::condition_variable work_ready_;
   std::condition_variable work_done_;
   std::deque<int> ready_buckets_;
-  int buckets_done_ = 0;
+  int buckets_done_ = 0;                // also the next free slot of spans_
   double comm_seconds_ = 0.0;           // the thread's time this step
   bool stopping_ = false;
   std::exception_ptr error_;

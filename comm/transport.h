@@ -5,12 +5,14 @@
 // Van::Send / SendMsg split).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "core/optim/optimizer.h"
+#include "core/profile/clock_alignment.h"
 #include "core/train/gradient_sync.h"
 
 namespace dtbench {
@@ -20,6 +22,9 @@ class Transport : public GradientSync {
   SyncTimes finish_step(Model& model, int64_t step) final;
   // What the transport wants in the report: its settings and end-of-run checks.
   virtual nlohmann::json summary() const { return nlohmann::json::object(); }
+  // After start(): this worker's steady clock against the clock every worker of the run measured
+  // itself against, so their timelines can be merged. None for a transport that measured nothing.
+  virtual std::optional<ClockAlignment> clock_alignment() const { return std::nullopt; }
 
  protected:
   // Make the arena's gradients the ones to apply (average across workers, or push and pull).

@@ -1,7 +1,8 @@
 // dtbench ps: one parameter-server shard. It builds the blueprint's model exactly as a worker does
 // (same data set shape, seed and initialisation), keeps the keys its shard owns, and serves them
 // until every worker has said goodbye, a Shutdown call, or SIGINT / SIGTERM; then it writes
-// server-<shard>.json and a checkpoint into --output.
+// server-<shard>.json and a checkpoint into --output (and, as it goes, trace-server-<shard>.json
+// with its first --trace-updates updates, which `dtbench report --traces DIR` merges).
 //
 //   dtbench ps --listen 127.0.0.1:50051 --shard 0 --shards 2 --workers 4 --mode sync --config X
 #include <csignal>
@@ -43,6 +44,7 @@ struct PsCommandOptions {
   std::string checkpoint;
   std::string restore;
   std::string output;
+  int64_t trace_updates = 200;
   std::string auth_token;
   std::string auth_token_file;
   std::string tls_cert;
@@ -81,6 +83,7 @@ ParameterServerOptions server_options(const PsCommandOptions& options, const Blu
   server.checkpoint_every = options.checkpoint_every >= 0 ? options.checkpoint_every : bp.ps.checkpoint_every;
   server.checkpoint_path = options.checkpoint;
   server.restore_path = options.restore;
+  server.trace_updates = options.trace_updates;
   server.output_dir = !options.output.empty()
                           ? options.output
                           : (std::filesystem::path(bp.output) / fmt::format("ps-{}", server.run_id)).string();
@@ -159,6 +162,10 @@ void add_ps_command(CLI::App& app) {
   command->add_flag("--drop-missing-workers", o->drop_missing_workers,
                     "Sync: go on without a worker missing past the timeout instead of failing the step");
   command->add_option("--output", o->output, "Directory for server-<shard>.json (default: <output>/ps-<run id>)");
+  command->add_option("--trace-updates", o->trace_updates,
+                      "Timeline of the first N updates: trace-server-<shard>.json in --output (0: none)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   command->add_option("--auth-token", o->auth_token, "Require this token on every call");
   command->add_option("--auth-token-file", o->auth_token_file, "Require the token in this file on every call");
   command->add_option("--tls-cert", o->tls_cert, "Serve TLS with this PEM certificate");

@@ -1,9 +1,11 @@
 // dtbench report: the tables and charts of one run, or a comparison of several, from their
-// report.json files — printed, and written as report.md, phases.csv and report.html.
+// report.json files — printed, and written as report.md, phases.csv and report.html; and the runs'
+// timelines merged into trace.json.
 #include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "core/util/error.h"
 #include "launch/commands.h"
@@ -12,6 +14,7 @@
 #include "launch/report_run.h"
 #include "launch/report_tables.h"
 #include "launch/run_directory.h"
+#include "launch/trace_merge.h"
 
 namespace dtbench {
 
@@ -25,6 +28,7 @@ struct ReportOptions {
   int baseline = 1;  // 1-based index into run_dirs
   std::vector<double> target_percents = {50, 70, 80, 90};
   bool log_scale = false;
+  std::vector<std::string> traces;  // more trace files or directories of the one run (its servers')
 };
 
 std::string markdown(const std::vector<RunRecord>& runs, const std::vector<ReportTable>& tables) {
@@ -53,8 +57,34 @@ ReportSettings report_settings(const ReportOptions& options) {
   return settings;
 }
 
+// trace.json: the timelines the runs left (trace-*.json), merged onto one time axis per run.
+void write_timeline(const ReportOptions& options, const std::vector<RunRecord>& runs, const fs::path& out) {
+  std::vector<TraceRun> timeline;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    TraceRun run{runs[i].name, find_trace_files(options.run_dirs[i])};
+    for (const auto& extra : options.traces) {
+      for (auto& file : find_trace_files(extra)) run.files.push_back(std::move(file));
+    }
+    if (!run.files.empty()) timeline.push_back(std::move(run));
+  }
+  if (timeline.empty()) return;
+  const TraceMergeResult merged = merge_traces(timeline, out / "trace.json");
+  for (const auto& warning : merged.warnings) spdlog::warn("trace: {}", warning);
+  if (merged.sources > 0) {
+    fmt::print("timeline: {} ({} traces, {} events; open in Perfetto or chrome://tracing)\n",
+               (out / "trace.json").string(), merged.sources, merged.events);
+  }
+}
+
 void run_report(const ReportOptions& options) {
   const ReportSettings settings = report_settings(options);
+  if (!options.traces.empty() && options.run_dirs.size() > 1) {
+    fail_input("--traces belongs to one run; with {} runs it is unclear whose traces they are",
+               options.run_dirs.size());
+  }
+  for (const auto& path : options.traces) {
+    if (!fs::exists(path)) fail_input("--traces {}: no such file or directory", path);
+  }
   std::vector<RunRecord> runs;
   for (const auto& dir : options.run_dirs) runs.push_back(load_run(dir));
   // Runs started in the same second under the same name share a directory name: tell them apart
@@ -90,6 +120,7 @@ void run_report(const ReportOptions& options) {
   write_file_atomically(out / "report.html", report_html(runs, tables, settings));
   fmt::print("\nwritten: {}, {}, {}\n", (out / "report.md").string(), (out / "phases.csv").string(),
              (out / "report.html").string());
+  write_timeline(options, runs, out);
 }
 
 }  // namespace
@@ -107,6 +138,9 @@ void add_report_command(CLI::App& app) {
       ->delimiter(',')
       ->allow_extra_args(false);
   command->add_flag("--log-scale", options->log_scale, "Draw the time chart on a logarithmic axis");
+  command->add_option("--traces", options->traces,
+                      "More trace files or directories of the run to merge into trace.json (the parameter servers' "
+                      "--output, holding trace-server-<shard>.json)");
   command->callback([options] { run_report(*options); });
 }
 

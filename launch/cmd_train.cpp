@@ -177,16 +177,20 @@ void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& w
                  world, bp.batch, bp.epochs, bp.transport, blas::core_name(), blas::threads(), run.path().string());
   }
   write_reports();
-  // Streamed as the run goes; a run that dies leaves the events so far (an unclosed JSON array).
   std::optional<TraceWriter> trace;
-  if (bp.trace_steps > 0) {
-    trace.emplace(run.path() / fmt::format("trace-{}.json", rank),
-                  TraceOptions{.rank = rank, .steps_per_epoch = bp.trace_steps});
-  }
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
   try {
     transport->start(*model);
+    // Opened once the transport has measured this worker's clock against the run's reference, which
+    // the trace records for `dtbench report` to merge the workers' timelines. Streamed as the run
+    // goes; a run that dies leaves the events so far (an unclosed JSON array).
+    if (bp.trace_steps > 0) {
+      trace.emplace(run.path() / fmt::format("trace-{}.json", rank),
+                    TraceOptions{.rank = rank,
+                                 .steps_per_epoch = bp.trace_steps,
+                                 .clock = transport->clock_alignment()});
+    }
     Trainer trainer(*model, train_loader, &test_loader, *transport,
                     {.epochs = bp.epochs, .max_steps = bp.steps, .show_progress = root,
                      .stop_requested = [] { return stop_signal != 0; }, .time_operators = bp.time_operators,

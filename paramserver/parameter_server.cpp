@@ -60,6 +60,11 @@ ParameterServer::ParameterServer(const ParamArena& arena, const OptimizerConfig&
   if (checkpoint_path_.empty() && !options_.output_dir.empty()) {
     checkpoint_path_ = (std::filesystem::path(options_.output_dir) / fmt::format("server-{}.ckpt", options_.shard)).string();
   }
+  if (options_.trace_updates > 0 && !options_.output_dir.empty()) {
+    std::filesystem::create_directories(options_.output_dir);
+    trace_ = std::make_unique<ServerTrace>(server_trace_path(options_.output_dir, options_.shard), options_.shard,
+                                           options_.trace_updates);
+  }
   ShardUpdaterOptions updater_options{.shard = options_.shard,
                                       .mode = options_.mode,
                                       .worker_count = options_.worker_count,
@@ -69,7 +74,9 @@ ParameterServer::ParameterServer(const ParamArena& arena, const OptimizerConfig&
                                       .checkpoint_every = checkpoint_path_.empty() ? 0 : options_.checkpoint_every,
                                       .write_checkpoint = [this](const ShardState& state) {
                                         save_checkpoint(state);
-                                      }};
+                                      },
+                                      .on_update = nullptr};
+  if (trace_) updater_options.on_update = [trace = trace_.get()](const UpdateTiming& update) { trace->record(update); };
   updater_ = std::make_unique<ShardUpdater>(initial_state(arena), optimizer, std::move(updater_options));
 
   ServiceParts parts{.shard = options_.shard,
@@ -179,6 +186,7 @@ void ParameterServer::stop() {
   updater_->stop("the server is shutting down");
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server_->Wait();
+  if (trace_) trace_->finish();  // the update thread, its only writer, has stopped
   write_stats("stopped");
   if (!checkpoint_path_.empty()) {
     save_checkpoint(updater_->state());

@@ -5,7 +5,8 @@
 //
 // It stops on a Shutdown call (-1), once every worker has said it is done, or on stop(); stopping
 // fails whatever is pending, then writes server-<shard>.json into output_dir and a last
-// checkpoint (when it has a checkpoint path).
+// checkpoint (when it has a checkpoint path). With trace_updates, trace-server-<shard>.json in
+// output_dir gets the first updates' spans as they happen (server_trace.h).
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,7 @@
 #include "paramserver/key_placement.h"
 #include "paramserver/ps_service.h"
 #include "paramserver/security.h"
+#include "paramserver/server_trace.h"
 #include "paramserver/shard_updater.h"
 #include "paramserver/worker_roster.h"
 
@@ -37,6 +39,7 @@ struct ParameterServerOptions {
   std::string checkpoint_path;     // empty: <output_dir>/server-<shard>.ckpt, or none without output_dir
   std::string restore_path;        // start from this checkpoint
   std::string output_dir;          // where server-<shard>.json goes; empty: not written
+  int64_t trace_updates = 0;       // trace-server-<shard>.json of the first N updates into output_dir; 0: none
   PlacementOptions placement;      // shard_count is the number of servers
   ServerSecurity security;
   int64_t max_message_bytes = kDefaultMaxMessageBytes;
@@ -80,6 +83,7 @@ class ParameterServer {
   KeyIndex index_;
   std::string checkpoint_path_;
   std::mutex checkpoint_mutex_;  // the update thread (every N updates) and Checkpoint calls
+  std::unique_ptr<ServerTrace> trace_;  // written by the update thread; declared first, destroyed after it
   std::unique_ptr<ShardUpdater> updater_;
   WorkerRoster roster_;
   ControlStore control_;

@@ -169,11 +169,11 @@ PullResult PsConnection::pull(int worker, const KeyIndex& index, float* base) {
   return result;
 }
 
-std::string PsConnection::stats_json() {
+ps::StatsReply PsConnection::stats() {
   ps::StatsReply reply;
   call("stats", options_.call_timeout_seconds, false,
        [&](grpc::ClientContext& context) { return stub_->Stats(&context, ps::StatsRequest(), &reply); });
-  return reply.json();
+  return reply;
 }
 
 ps::CheckpointReply PsConnection::checkpoint() {

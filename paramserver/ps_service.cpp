@@ -1,5 +1,6 @@
 #include "paramserver/ps_service.h"
 
+#include <chrono>
 #include <optional>
 
 #include <fmt/format.h>
@@ -220,8 +221,13 @@ grpc::ServerWriteReactor<ps::PullChunk>* PsService::Pull(grpc::CallbackServerCon
 grpc::ServerUnaryReactor* PsService::Stats(grpc::CallbackServerContext* context, const ps::StatsRequest*,
                                            ps::StatsReply* reply) {
   if (grpc::Status status = admit(*context); !status.ok()) return finish(context, status);
+  const auto received = SteadyClock::now();
   reply->set_json(parts_.stats_json());
   reply->set_version(parts_.updater->version());
+  // Midway, so that the time spent building the statistics falls evenly on either side.
+  const auto answered = SteadyClock::now();
+  const auto midway = received + (answered - received) / 2;
+  reply->set_steady_clock_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(midway.time_since_epoch()).count());
   return finish(context, grpc::Status::OK);
 }
 

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/util/error.h"
+#include "paramserver/server_clock.h"
 
 namespace dtbench {
 
@@ -47,6 +48,7 @@ void PsTransport::start(Model& model) {
                  client_->connection(reply.shard()).address(), reply.mode() == ps::SYNC ? "sync" : "async", name());
     }
   }
+  clock_ = align_with_server(client_->connection(0));
   const auto pulls = client_->for_each_shard([&](int shard) { return client_->pull(shard, arena.values()); });
   versions_.clear();
   for (const auto& pull : pulls) versions_.push_back(pull.version);
@@ -140,6 +142,10 @@ nlohmann::json PsTransport::summary() const {
     json["staleness"] = {{"histogram", histogram},
                          {"mean", count > 0 ? static_cast<double>(weighted) / static_cast<double>(count) : 0.0},
                          {"max", largest}};
+  }
+  if (clock_) {
+    json["clock_offset_to_server_0_seconds"] = clock_->offset_seconds;
+    json["clock_uncertainty_seconds"] = clock_->uncertainty_seconds;
   }
   if (!weights_checksum_.empty()) json["weights_checksum"] = weights_checksum_;
   return json;

@@ -8,6 +8,8 @@
 // The comm split: push = until every shard has all the gradient bytes; wait = from then until the
 // last shard answered (sync: the wait for the other workers; async: the server's queue and any
 // hold for max_staleness); pull = receiving the new values. transfer = push + pull.
+// start() also measures this worker's clock against server 0's (server_clock.h), which places the
+// workers' timelines and server 0's on one time axis.
 // Batch-norm running statistics are buffers, not parameters: each worker keeps its own.
 #include <map>
 #include <memory>
@@ -43,6 +45,7 @@ class PsTransport final : public Transport {
   void start(Model& model) override;
   void stop(Model& model) override;
   nlohmann::json summary() const override;
+  std::optional<ClockAlignment> clock_alignment() const override { return clock_; }
 
   // The version of each shard's weights now in the arena.
   const std::vector<int64_t>& versions() const { return versions_; }
@@ -59,6 +62,7 @@ class PsTransport final : public Transport {
   std::map<int64_t, int64_t> staleness_counts_;  // async: per shard and push
   int64_t steps_ = 0;
   std::string weights_checksum_;
+  std::optional<ClockAlignment> clock_;  // against server 0, from start()
 };
 
 }  // namespace dtbench

@@ -39,6 +39,7 @@ ShardUpdater::ShardUpdater(ShardState initial, const OptimizerConfig& optimizer,
   dropped_.assign(workers, false);
   participants_ = options_.worker_count;
   held_.resize(workers);
+  updates_done_.reserve(workers);
   thread_ = std::thread([this] { run(); });
 }
 
@@ -120,6 +121,10 @@ void ShardUpdater::run() {
     for (Event& event : events) handle(event, completions);
     events.clear();
     for (auto& [done, outcome] : completions) done(outcome);
+    if (options_.on_update) {
+      for (const UpdateTiming& update : updates_done_) options_.on_update(update);
+    }
+    updates_done_.clear();
   }
   // Stopping: everything still waiting or queued is told why.
   const PushOutcome gone = refused(grpc::StatusCode::UNAVAILABLE,
@@ -250,6 +255,7 @@ void ShardUpdater::handle_sync(Gradient& gradient, PushDone done, Completions& c
 void ShardUpdater::apply_sync_step(Completions& completions) {
   const auto last_arrival = SteadyClock::now();
   const auto start = SteadyClock::now();
+  UpdateTiming timing{.gather_start = step_started_, .aggregate_start = start};
   // Sum in worker order, so the result does not depend on who arrived first.
   sum_.assign(static_cast<size_t>(float_count_), 0.0f);
   for (size_t w = 0; w < arrived_.size(); ++w) {
@@ -262,11 +268,12 @@ void ShardUpdater::apply_sync_step(Completions& completions) {
     const float scale = 1.0f / static_cast<float>(contributors);
     for (float& value : sum_) value *= scale;
   }
-  const double aggregation = seconds_between(start, SteadyClock::now());
-  apply(sum_);
+  timing.aggregate_end = SteadyClock::now();
+  timing.gradients = contributors;
+  apply(sum_, timing);
   {
     std::lock_guard lock(state_mutex_);
-    stats_.aggregation.add(aggregation);
+    stats_.aggregation.add(seconds_between(timing.aggregate_start, timing.aggregate_end));
     stats_.straggler_wait.add(seconds_between(step_started_, last_arrival));
     stats_.gradients_accepted += contributors;
   }
@@ -295,16 +302,17 @@ void ShardUpdater::handle_async(Gradient& gradient, PushDone done, Completions& 
   }
   const int64_t staleness = version_ - gradient.version;
   const auto start = SteadyClock::now();
+  UpdateTiming timing{.gradients = 1, .gather_start = start, .aggregate_start = start};
   std::span<float> values(gradient.values.get(), static_cast<size_t>(float_count_));
   if (options_.worker_count > 1) {
     const float scale = 1.0f / static_cast<float>(options_.worker_count);
     for (float& value : values) value *= scale;
   }
-  const double aggregation = seconds_between(start, SteadyClock::now());
-  apply(values);
+  timing.aggregate_end = SteadyClock::now();
+  apply(values, timing);
   {
     std::lock_guard lock(state_mutex_);
-    stats_.aggregation.add(aggregation);
+    stats_.aggregation.add(seconds_between(timing.aggregate_start, timing.aggregate_end));
     ++stats_.gradients_accepted;
     ++stats_.staleness_counts[staleness];
   }
@@ -319,13 +327,18 @@ void ShardUpdater::handle_async(Gradient& gradient, PushDone done, Completions& 
   maybe_checkpoint();
 }
 
-void ShardUpdater::apply(std::span<const float> gradient) {
-  const auto start = SteadyClock::now();
-  std::lock_guard lock(state_mutex_);
-  optimizer_->step(values_, gradient);
-  ++version_;
-  ++stats_.updates_applied;
-  stats_.apply.add(seconds_between(start, SteadyClock::now()));
+void ShardUpdater::apply(std::span<const float> gradient, UpdateTiming& timing) {
+  timing.apply_start = SteadyClock::now();
+  {
+    std::lock_guard lock(state_mutex_);
+    optimizer_->step(values_, gradient);
+    ++version_;
+    ++stats_.updates_applied;
+    timing.apply_end = SteadyClock::now();
+    stats_.apply.add(seconds_between(timing.apply_start, timing.apply_end));
+  }
+  timing.version = version_;  // only this thread writes it
+  if (options_.on_update) updates_done_.push_back(timing);
 }
 
 // How many more pushes `worker` has made than the slowest worker still training.

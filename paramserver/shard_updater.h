@@ -69,6 +69,16 @@ struct Snapshot {
   std::vector<float> values;
 };
 
+// When the parts of one update happened, for the server's timeline (server_trace.h).
+struct UpdateTiming {
+  int64_t version = 0;  // the version the update produced
+  int gradients = 0;    // gradients that went into it
+  // sync: the first worker's gradient for this version arrived (the wait for the others and the
+  // queue follow); async: equal to aggregate_start, nothing is gathered.
+  SteadyClock::time_point gather_start{};
+  SteadyClock::time_point aggregate_start{}, aggregate_end{}, apply_start{}, apply_end{};
+};
+
 struct ShardUpdaterOptions {
   int shard = 0;
   PsMode mode = PsMode::Sync;
@@ -80,6 +90,8 @@ struct ShardUpdaterOptions {
   bool drop_missing_workers = false;
   int64_t checkpoint_every = 0;  // updates; 0: never
   std::function<void(const ShardState&)> write_checkpoint;  // called on the update thread
+  // Called on the update thread after each update, once the pushes it answers are answered.
+  std::function<void(const UpdateTiming&)> on_update;
 };
 
 class ShardUpdater {
@@ -122,7 +134,8 @@ class ShardUpdater {
   void handle_sync(Gradient& gradient, PushDone done, Completions& completions);
   void handle_async(Gradient& gradient, PushDone done, Completions& completions);
   void apply_sync_step(Completions& completions);
-  void apply(std::span<const float> gradient);  // optimizer step + version, under state_mutex_
+  // Optimizer step + version, under state_mutex_; notes the times in `timing` and queues it for on_update.
+  void apply(std::span<const float> gradient, UpdateTiming& timing);
   int64_t pushes_ahead(int worker) const;
   void release_held(Completions& completions);
   void maybe_checkpoint();
@@ -157,6 +170,7 @@ class ShardUpdater {
   std::vector<int64_t> pushes_of_;  // async: per worker
   std::vector<bool> active_;        // async: not yet done
   std::vector<std::optional<Held>> held_;  // async: per worker
+  std::vector<UpdateTiming> updates_done_;   // this round's updates, for on_update after the completions
 
   std::thread thread_;
 };

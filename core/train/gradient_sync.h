@@ -3,9 +3,11 @@
 // transports in comm/ (and allreduce/, paramserver/) implement this; the loop only says "finish
 // this step", so it never branches on the transport.
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "core/models/model.h"
+#include "core/profile/comm_span.h"
 
 namespace dtbench {
 
@@ -21,6 +23,9 @@ struct SyncTimes {
   int64_t bytes_sent = 0;
   int64_t bytes_received = 0;
   int slowest_rank = -1;  // the worker that reached the synchronisation point last, if known
+  // The step's communication piece by piece, for the timeline: a view into the transport's own
+  // storage, valid until its next finish_step; empty for a transport that keeps none.
+  std::span<const CommSpan> spans;
 };
 
 class GradientSync {

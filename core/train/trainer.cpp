@@ -98,7 +98,7 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
     if (options_.trace != nullptr) {
       options_.trace->record_step(epoch, step, global_step,
                                   {load_start, forward_start, backward_start, sync_start, step_end, sync.comm,
-                                   sync.update});
+                                   sync.update, sync.spans});
     }
     add_comm(result.sync_total, sync);
     if (sync.slowest_rank >= 0) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,38 @@ inline nlohmann::json read_json(const std::filesystem::path& path) {
   std::ifstream file(path);
   return nlohmann::json::parse(file);
 }
+
+// A command running in the background whose output is read line by line.
+class Background {
+ public:
+  explicit Background(const std::string& command) : pipe_(popen((command + " 2>&1").c_str(), "r")) {}
+  ~Background() { finish(); }
+  // Reads lines until one matches; returns its first capture group.
+  std::string wait_for(const std::regex& pattern) {
+    char line[4096];
+    while (fgets(line, sizeof(line), pipe_) != nullptr) {
+      output_ += line;
+      std::cmatch match;
+      if (std::regex_search(line, match, pattern)) return match[1].str();
+    }
+    return "";
+  }
+  int finish() {
+    if (pipe_ == nullptr) return status_;
+    char buffer[4096];
+    while (size_t n = fread(buffer, 1, sizeof(buffer), pipe_)) output_.append(buffer, n);
+    const int status = pclose(pipe_);
+    pipe_ = nullptr;
+    status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return status_;
+  }
+  const std::string& output() const { return output_; }
+
+ private:
+  FILE* pipe_;
+  std::string output_;
+  int status_ = -1;
+};
 
 // The single entry of `dir` (a run directory under an output folder), or an empty path.
 inline std::filesystem::path only_child(const std::filesystem::path& dir) {

@@ -1,4 +1,5 @@
-// Chrome trace files: TraceWriter's events, a file left unclosed by a crash, and the trace a short
+// Chrome trace files: TraceWriter's events (phases on the loop's track, the transport's spans on
+// the comm track, the clock record), a file left unclosed by a crash, and the trace a short
 // training run leaves in its run directory.
 #include <gtest/gtest.h>
 
@@ -151,6 +152,56 @@ TEST_F(Trace, AnUnclosedFileParsesOnceClosed) {
   writer->record_step(1, 300, 300, make_step(origin, 200 * 300));
   writer.reset();  // destroyed without finish(), as a crash would leave it
   EXPECT_EQ(check_trace(nlohmann::json::parse(read_text(path) + "]"), 1).size(), 301u);
+}
+
+TEST_F(Trace, WritesTheTransportsSpansOnTheCommTrackAndTheClock) {
+  const auto origin = Clock::now();
+  const fs::path path = root_ / "trace-1.json";
+  TraceWriter writer(path,
+                     {.rank = 1,
+                      .clock = ClockAlignment{.reference = "rank 0 steady clock", .offset_seconds = 1.5e-3,
+                                              .uncertainty_seconds = 2e-5, .method = "test"}},
+                     origin);
+  TraceStep step = make_step(origin, 1000);
+  // Reduced during backward (1030..1060 µs) and after it.
+  const auto at = [&](int64_t us) { return origin + microseconds(us); };
+  const CommSpan spans[] = {{"allreduce bucket", 0, 4 << 20, at(1040), at(1055)},
+                            {"allreduce bucket", 1, 512 << 10, at(1055), at(1070)}};
+  step.comm_spans = spans;
+  writer.record_step(1, 0, 7, step);
+  writer.finish();
+
+  const auto trace = nlohmann::json::parse(read_text(path));
+  std::vector<nlohmann::json> comm;
+  bool named = false;
+  for (const auto& event : trace) {
+    if (event["name"] == "process_name") {
+      const auto& clock = event["args"]["clock"];
+      EXPECT_EQ(clock["reference"], "rank 0 steady clock");
+      EXPECT_EQ(clock["offset_ns"], 1'500'000);
+      EXPECT_EQ(clock["uncertainty_ns"], 20'000);
+      const auto origin_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(origin.time_since_epoch()).count();
+      EXPECT_EQ(clock["origin_steady_ns"], origin_ns);
+      EXPECT_GT(clock["origin_unix_ns"].get<int64_t>(), 1'600'000'000'000'000'000);  // after 2020
+    }
+    if (event["name"] == "thread_name" && event["tid"] == 1) named = event["args"]["name"] == "comm";
+    if (event["ph"] == "X" && event["tid"] == 1) comm.push_back(event);
+  }
+  EXPECT_TRUE(named);
+  ASSERT_EQ(comm.size(), 2u);
+  EXPECT_EQ(comm[0]["name"], "allreduce bucket 0 (4.0 MiB)");
+  EXPECT_DOUBLE_EQ(comm[0]["ts"].get<double>(), 1040.0);
+  EXPECT_DOUBLE_EQ(comm[0]["dur"].get<double>(), 15.0);
+  EXPECT_EQ(comm[0]["args"]["step"], 7);
+  EXPECT_EQ(comm[1]["name"], "allreduce bucket 1 (512.0 KiB)");
+  EXPECT_EQ(comm[1]["args"]["bytes"], 512 << 10);
+}
+
+TEST_F(Trace, WithoutAMeasuredOffsetTheClockIsTheSystemClock) {
+  const fs::path path = root_ / "trace-0.json";
+  TraceWriter(path, {.rank = 0}).finish();
+  const auto trace = nlohmann::json::parse(read_text(path));
+  EXPECT_EQ(trace[0]["args"]["clock"]["reference"], "system clock");
 }
 
 TEST_F(Trace, RecordingAStepIsCheap) {

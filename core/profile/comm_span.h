@@ -1,0 +1,17 @@
+#pragma once
+// One piece of a step's communication (an allreduce bucket, say) as a transport timed it, for the
+// timeline. Transports keep them in storage they own, preallocated, and hand them out as a view
+// valid until the next step: recording one costs two clock reads and no allocation.
+#include <chrono>
+#include <cstdint>
+
+namespace dtbench {
+
+struct CommSpan {
+  const char* what = "";  // a string literal: "allreduce bucket"
+  int index = 0;          // the bucket
+  int64_t bytes = 0;      // payload of the piece
+  std::chrono::steady_clock::time_point start{}, end{};
+};
+
+}  // namespace dtbench
