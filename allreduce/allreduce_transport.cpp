@@ -199,7 +199,8 @@ void AllreduceTransport::communicate() {
     }
     const auto end = Clock::now();
     {
-      // The training thread reads spans_ only after every bucket of the step is done, under this lock.
+      // The training thread takes spans_ only after every bucket of the step is done (it waits under
+      // this lock) and writes them out before its next backward, the first time they change again.
       std::lock_guard lock(mutex_);
       comm_seconds_ += seconds_between(start, end);
       spans_[static_cast<size_t>(buckets_done_)] = bucket_span(bucket, start, end);

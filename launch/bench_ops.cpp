@@ -15,6 +15,7 @@
 #include "core/util/blas.h"
 #include "core/util/error.h"
 #include "launch/bench_ops_report.h"
+#include "launch/run_directory.h"
 
 namespace dtbench {
 
@@ -99,9 +100,7 @@ OpsReport run_ops_bench(const OpsBenchOptions& options) {
 }
 
 void write_json(const OpsReport& report, const std::string& path) {
-  std::ofstream file(path);
-  file << ops_report_json(report).dump(2) << "\n";
-  if (!file) throw IoError(fmt::format("could not write {}", path));
+  write_file_atomically(path, ops_report_json(report).dump(2) + "\n");
 }
 
 }  // namespace

@@ -3,12 +3,16 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -28,7 +32,54 @@ int decode_status(int status) {
   return -1;
 }
 
+// The parent pid in /proc/<pid>/stat: the field after the command, which is in parentheses and
+// may itself hold spaces or parentheses, hence the last ')'.
+std::optional<pid_t> parent_of(const std::filesystem::path& stat_file) {
+  std::ifstream file(stat_file);
+  std::string line;
+  if (!std::getline(file, line)) return std::nullopt;
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(line.substr(close + 1));
+  char state = 0;
+  pid_t parent = 0;
+  if (!(rest >> state >> parent)) return std::nullopt;
+  return parent;
+}
+
+// Reaps `pid` if it is our child (an adopted orphan) and has ended; harmless otherwise.
+void reap_if_ours(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, WNOHANG);
+}
+
 }  // namespace
+
+void adopt_orphaned_descendants() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+
+std::vector<pid_t> descendants_of(pid_t root) {
+  std::multimap<pid_t, pid_t> children;  // parent -> child
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (const auto parent = parent_of(entry.path() / "stat")) children.emplace(*parent, std::stoi(name));
+  }
+  std::vector<pid_t> found;
+  std::vector<pid_t> frontier = {root};
+  while (!frontier.empty()) {
+    std::vector<pid_t> next;
+    for (const pid_t parent : frontier) {
+      const auto [begin, end] = children.equal_range(parent);
+      for (auto it = begin; it != end; ++it) {
+        found.push_back(it->second);
+        next.push_back(it->second);
+      }
+    }
+    frontier = std::move(next);
+  }
+  return found;
+}
 
 std::filesystem::path find_program(const std::string& program) {
   if (program.find('/') != std::string::npos) {
@@ -76,6 +127,7 @@ std::optional<int> ChildProcess::poll() {
   int status = 0;
   const pid_t done = waitpid(pid_, &status, WNOHANG);
   if (done == pid_) status_ = decode_status(status);
+  if (done < 0 && errno != EINTR) status_ = -1;  // not ours to wait for any more: its status is unknown
   return status_;
 }
 
@@ -87,19 +139,34 @@ std::optional<int> ChildProcess::wait_until(Clock::time_point deadline, const st
   return status_;
 }
 
-void ChildProcess::signal_group(int signal) {
+void ChildProcess::signal_all(int signal, const std::vector<pid_t>& descendants) {
   if (pid_ > 0) kill(-pid_, signal);
+  for (const pid_t pid : descendants) kill(pid, signal);
 }
 
 int ChildProcess::terminate(double grace_seconds) {
-  if (poll()) return *status_;
-  signal_group(SIGTERM);
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds));
-  if (wait_until(deadline)) return *status_;
-  signal_group(SIGKILL);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  status_ = decode_status(status);
+  std::vector<pid_t> descendants = pid_ > 0 ? descendants_of(pid_) : std::vector<pid_t>{};
+  if (poll() && descendants.empty()) return *status_;
+  signal_all(SIGTERM, descendants);
+  const auto grace = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds));
+  const auto deadline = Clock::now() + grace;
+  while (Clock::now() < deadline) {
+    poll();
+    for (const pid_t pid : descendants) reap_if_ours(pid);
+    const bool all_gone = std::all_of(descendants.begin(), descendants.end(), [](pid_t p) { return kill(p, 0) != 0; });
+    if (status_ && all_gone) return *status_;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // Those that outlived the grace: the ones seen at first and any started since.
+  if (!status_) {
+    for (const pid_t pid : descendants_of(pid_)) descendants.push_back(pid);
+  }
+  signal_all(SIGKILL, descendants);
+  if (!status_) {
+    int status = 0;
+    status_ = waitpid(pid_, &status, 0) == pid_ ? decode_status(status) : -1;
+  }
+  for (const pid_t pid : descendants) reap_if_ours(pid);
   return *status_;
 }
 

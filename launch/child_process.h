@@ -1,7 +1,9 @@
 #pragma once
-// A program the sweep runner starts (mpirun with its workers, a parameter server, a report): in a
-// process group of its own, so that stopping it stops everything it started (mpirun's ranks), with
-// stdout and stderr appended to a log file and stdin from /dev/null.
+// A program the sweep runner starts (mpirun with its workers, a parameter server, a report), with
+// stdout and stderr appended to a log file and stdin from /dev/null, in a process group of its own.
+// Stopping it stops every process it started too: Open MPI puts each rank in a group of its own,
+// so a signal to mpirun's group alone would leave the ranks running (and skew the next run's
+// timing) — the descendants are found through /proc and signalled one by one.
 #include <sys/types.h>
 
 #include <chrono>
@@ -29,19 +31,26 @@ class ChildProcess {
   std::optional<int> poll();
   // Waits until the child ends, `deadline` passes or `interrupted()` is true (checked every 50 ms).
   std::optional<int> wait_until(Clock::time_point deadline, const std::function<bool()>& interrupted = {});
-  // SIGTERM to the group; after `grace_seconds` without an exit, SIGKILL. Returns the exit status.
+  // SIGTERM to the child, its group and its descendants; after `grace_seconds` without an exit,
+  // SIGKILL to all of them. Returns the child's exit status.
   int terminate(double grace_seconds);
 
   pid_t pid() const { return pid_; }
-  const std::string& program() const { return program_; }
 
  private:
-  void signal_group(int signal);
+  void signal_all(int signal, const std::vector<pid_t>& descendants);
 
   pid_t pid_ = -1;
   std::string program_;
   std::optional<int> status_;
 };
+
+// Makes this process the reaper of its orphaned descendants (ranks whose mpirun was killed), so
+// that they can still be found, stopped and reaped. Call once before starting children.
+void adopt_orphaned_descendants();
+
+// Every process descended from `root`, from /proc (children before grandchildren).
+std::vector<pid_t> descendants_of(pid_t root);
 
 // Where `program` would be started from (PATH searched); empty if nowhere.
 std::filesystem::path find_program(const std::string& program);

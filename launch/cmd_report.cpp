@@ -87,6 +87,13 @@ void run_report(const ReportOptions& options) {
   }
   std::vector<RunRecord> runs;
   for (const auto& dir : options.run_dirs) runs.push_back(load_run(dir));
+  // A sweep's run directories are named rep-<k>: the folder that holds them names the configuration.
+  for (auto& run : runs) {
+    const fs::path dir = fs::absolute(run.path).lexically_normal().parent_path();  // run.path: its report.json
+    if (fs::exists(dir / "run.json") && run.name.find('/') == std::string::npos) {
+      run.name = dir.parent_path().filename().string() + "/" + run.name;
+    }
+  }
   // Runs started in the same second under the same name share a directory name: tell them apart
   // by the folder that holds them.
   for (size_t i = 0; i < runs.size(); ++i) {

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <csignal>
 #include <fstream>
+#include <functional>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -31,9 +33,9 @@ struct SweepOptions {
   std::string file;
   std::vector<std::string> overrides;
   std::string output;
-  int64_t repetitions = 0;  // 0: the sweep's
-  int64_t warmup = -1;      // -1: the sweep's
-  double cap_s = 0;         // 0: the sweep's
+  std::optional<int64_t> repetitions;  // unset: the sweep's
+  std::optional<int64_t> warmup;
+  std::optional<double> cap_s;
   bool dry_run = false;
   bool report = true;
 };
@@ -66,9 +68,11 @@ std::optional<SweepRun> kept_run(const fs::path& dir) {
   if (fs::exists(record)) {
     std::ifstream in(record);
     const nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
-    if (!json.is_discarded()) {
+    try {
       SweepRun run = sweep_run_from_json(json, dir);
       if (run.final()) return run;
+    } catch (const nlohmann::json::exception& error) {
+      spdlog::warn("{}: unreadable ({}); the run is made again", record.string(), error.what());
     }
   }
   for (int attempt = 1;; ++attempt) {
@@ -80,16 +84,24 @@ std::optional<SweepRun> kept_run(const fs::path& dir) {
   }
 }
 
-void synthesize_data(const SweepSynthesis& s, const fs::path& sweep_dir) {
+// Written beside the final path and renamed into place, so a synthesis that is interrupted never
+// leaves a half-written data set that a later start would take for a whole one.
+void synthesize_data(const SweepSynthesis& s, const fs::path& sweep_dir, const std::function<bool()>& interrupted) {
   if (fs::exists(s.path)) return;
   spdlog::info("writing synthetic {} data to {} ({} train / {} test samples)", s.format, s.path, s.train, s.test);
-  ChildProcess synth({dtbench_executable().string(), "data", "synth", "--format", s.format, "--out", s.path, "--train",
-                      std::to_string(s.train), "--test", std::to_string(s.test)},
+  const fs::path partial = fs::path(s.path).lexically_normal().string() + ".partial";
+  fs::remove_all(partial);
+  ChildProcess synth({dtbench_executable().string(), "data", "synth", "--format", s.format, "--out", partial.string(),
+                      "--train", std::to_string(s.train), "--test", std::to_string(s.test)},
                      sweep_dir / "synthesize.log");
-  const auto status = synth.wait_until(ChildProcess::Clock::time_point::max());
+  const auto status = synth.wait_until(ChildProcess::Clock::time_point::max(), interrupted);
+  if (!status) synth.terminate(1.0);
   if (!status || *status != 0) {
-    throw IoError(fmt::format("dtbench data synth into {} failed; see {}", s.path, (sweep_dir / "synthesize.log").string()));
+    fs::remove_all(partial);
+    throw IoError(fmt::format("dtbench data synth into {} {}; see {}", s.path, status ? "failed" : "was interrupted",
+                              (sweep_dir / "synthesize.log").string()));
   }
+  fs::rename(partial, s.path);
 }
 
 // One measured run per configuration for the breakdown report: the one with the median run time.
@@ -97,9 +109,10 @@ std::vector<fs::path> representative_runs(const SweepResults& results) {
   std::vector<fs::path> dirs;
   for (const auto& r : results.configurations) {
     std::vector<std::pair<double, fs::path>> finished;
-    for (const auto& run : r.runs) {
-      if (run.warmup || run.status != "complete") continue;
-      finished.emplace_back(run_metrics(run).at("run_s"), run.dir);
+    for (size_t i = 0; i < r.runs.size(); ++i) {
+      const auto run_s = r.metrics[i].find("run_s");
+      if (r.runs[i].warmup || r.runs[i].status != "complete" || run_s == r.metrics[i].end()) continue;
+      finished.emplace_back(run_s->second, r.runs[i].dir);
     }
     if (finished.empty()) continue;
     std::sort(finished.begin(), finished.end());
@@ -108,14 +121,15 @@ std::vector<fs::path> representative_runs(const SweepResults& results) {
   return dirs;
 }
 
-void write_breakdown_report(const SweepResults& results, const fs::path& sweep_dir) {
+void write_breakdown_report(const SweepResults& results, const fs::path& sweep_dir,
+                            const std::function<bool()>& interrupted) {
   const std::vector<fs::path> dirs = representative_runs(results);
   if (dirs.empty()) return;
   std::vector<std::string> argv = {dtbench_executable().string(), "report"};
   for (const auto& dir : dirs) argv.push_back(dir.string());
   argv.insert(argv.end(), {"--out", (sweep_dir / "report").string()});
   ChildProcess report(argv, sweep_dir / "report.log");
-  const auto status = report.wait_until(ChildProcess::Clock::now() + std::chrono::minutes(5));
+  const auto status = report.wait_until(ChildProcess::Clock::now() + std::chrono::minutes(5), interrupted);
   if (!status || *status != 0) {
     report.terminate(1.0);
     spdlog::warn("the breakdown report failed; see {}", (sweep_dir / "report.log").string());
@@ -127,9 +141,9 @@ void write_breakdown_report(const SweepResults& results, const fs::path& sweep_d
 void run_sweep(const SweepOptions& options) {
   SweepBlueprint sweep = load_sweep(options.file, options.overrides);
   if (!options.output.empty()) sweep.output = options.output;
-  if (options.repetitions > 0) sweep.repetitions = options.repetitions;
-  if (options.warmup >= 0) sweep.warmup = options.warmup;
-  if (options.cap_s > 0) sweep.cap_s = options.cap_s;
+  if (options.repetitions) sweep.repetitions = *options.repetitions;
+  if (options.warmup) sweep.warmup = *options.warmup;
+  if (options.cap_s) sweep.cap_s = *options.cap_s;
   const std::vector<SweepConfiguration> configurations = expand_sweep(sweep);
   const fs::path sweep_dir = fs::path(sweep.output) / sweep.name;
   const int64_t runs_per_configuration = sweep.warmup + sweep.repetitions;
@@ -145,11 +159,11 @@ void run_sweep(const SweepOptions& options) {
   }
   fs::create_directories(sweep_dir);
   spdlog::info("runs use {}", dtbench_executable().string());
-  for (const auto& synthesis : sweep.synthesize) synthesize_data(synthesis, sweep_dir);
-
+  adopt_orphaned_descendants();  // a rank whose mpirun was killed is still ours to stop
   std::signal(SIGINT, request_sweep_stop);
   std::signal(SIGTERM, request_sweep_stop);
-  const auto interrupted = [] { return sweep_stop_signal != 0; };
+  const std::function<bool()> interrupted = [] { return sweep_stop_signal != 0; };
+  for (const auto& synthesis : sweep.synthesize) synthesize_data(synthesis, sweep_dir, interrupted);
   std::vector<ConfigurationResult> collected;
   const size_t total = configurations.size() * static_cast<size_t>(runs_per_configuration);
   size_t done = 0, skipped = 0, ran = 0;
@@ -194,7 +208,7 @@ void run_sweep(const SweepOptions& options) {
     throw std::runtime_error(fmt::format("sweep interrupted by signal {}; start it again to resume where it stopped",
                                          static_cast<int>(sweep_stop_signal)));
   }
-  if (options.report) write_breakdown_report(results, sweep_dir);
+  if (options.report) write_breakdown_report(results, sweep_dir, interrupted);
 }
 
 }  // namespace
@@ -205,9 +219,12 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("file", options->file, "Sweep blueprint YAML (configs/sweeps/...)")->required();
   command->add_option("--set", options->overrides, "Blueprint key for every run: --set steps=20");
   command->add_option("--output", options->output, "Directory that holds the sweep's directory (default: its output)");
-  command->add_option("--repetitions", options->repetitions, "Measured runs per configuration (default: the sweep's)");
-  command->add_option("--warmup", options->warmup, "Warm-up runs per configuration (default: the sweep's)");
-  command->add_option("--cap-s", options->cap_s, "Wall-clock cap per run in seconds (default: the sweep's)");
+  command->add_option("--repetitions", options->repetitions, "Measured runs per configuration (default: the sweep's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  command->add_option("--warmup", options->warmup, "Warm-up runs per configuration (default: the sweep's)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
+  command->add_option("--cap-s", options->cap_s, "Wall-clock cap per run in seconds (default: the sweep's)")
+      ->check(CLI::Range(1e-3, 30.0 * 24 * 3600));
   command->add_flag("--dry-run", options->dry_run, "List the configurations and what is missing; run nothing");
   command->add_flag("!--no-report", options->report, "Skip the breakdown report over the runs");
   command->callback([options] { run_sweep(*options); });

@@ -59,7 +59,10 @@ struct GpuSampler::Nvml {
 };
 
 GpuSampler::GpuSampler(const std::string& library) : nvml_(std::make_unique<Nvml>()) {
-  if (!open(library) || !find_devices()) devices_.clear();
+  if (!open(library) || !find_devices()) {
+    devices_.clear();
+    names_.clear();
+  }
 }
 
 GpuSampler::~GpuSampler() = default;
@@ -109,15 +112,16 @@ bool GpuSampler::find_devices() {
   for (unsigned int index = 0; index < count; ++index) {
     NvmlDevice device = nullptr;
     if (const NvmlReturn code = nvml.device_by_index(index, &device); code != kNvmlSuccess) {
+      // One device this process may not see (a container's, say) leaves the others sampled.
       reason_ = fmt::format("nvmlDeviceGetHandleByIndex({}) failed: {}", index, nvml.describe(code));
-      return false;
+      continue;
     }
     char name[kNameBufferBytes] = {};
     const bool named = nvml.name != nullptr && nvml.name(device, name, kNameBufferBytes) == kNvmlSuccess;
     devices_.push_back(device);
     names_.push_back(named ? std::string(name) : fmt::format("GPU {}", index));
   }
-  return true;
+  return !devices_.empty();
 }
 
 std::vector<GpuReading> GpuSampler::read() const {

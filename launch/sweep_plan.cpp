@@ -62,7 +62,7 @@ class SweepReader {
     } else if (node.IsScalar()) {
       out.push_back(prefix + "=" + node.as<std::string>());
     } else {
-      fail("set." + prefix, "a value or a mapping of values");
+      fail(prefix, "a value or a mapping of values");
     }
   }
 
@@ -136,7 +136,28 @@ std::string id_value(const std::string& key, const std::string& value) {
   return fs::path(value).stem().string();
 }
 
+// Configuration ids and the sweep's name become directory names: one path component each.
+void require_directory_name(const fs::path& source, const std::string& what, const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+    fail_input("{}: {} '{}' names a directory: it must be non-empty, without '/', and not '.' or '..'",
+               source.string(), what, name);
+  }
+}
+
+// Sweep data paths and blueprint data paths are compared as the same directory however written.
+fs::path normal(const fs::path& path) { return fs::absolute(path).lexically_normal(); }
+
+// Longer caps are surely mistakes; the bound also keeps deadlines far from clock overflow.
+constexpr double kLongestCapSeconds = 30.0 * 24 * 3600;
+
 }  // namespace
+
+const std::vector<std::string>& sweep_metric_names() {
+  static const std::vector<std::string> names = {"run_s",     "process_s",  "epoch_s",     "images_per_s",
+                                                 "test_accuracy", "step_ms", "load_ms",     "forward_ms",
+                                                 "backward_ms",  "comm_ms",   "update_ms",   "other_ms"};
+  return names;
+}
 
 const std::string* SweepConfiguration::value_of(const std::string& axis) const {
   for (const auto& [key, value] : values) {
@@ -164,7 +185,7 @@ SweepBlueprint load_sweep(const fs::path& file, const std::vector<std::string>& 
   reader.read(root, "name", sweep.name, "name");
   std::string base;
   reader.read(root, "base", base, "base");
-  if (!base.empty()) sweep.base = fs::path(base).is_absolute() ? fs::path(base) : file.parent_path() / base;
+  if (!base.empty()) sweep.base = fs::weakly_canonical(fs::path(base).is_absolute() ? fs::path(base) : file.parent_path() / base);
   if (root["set"] && !root["set"].IsNull()) {
     if (!root["set"].IsMap()) reader.fail("set", "a mapping of blueprint keys to values");
     reader.flatten(root["set"], "", sweep.overrides);
@@ -180,7 +201,8 @@ SweepBlueprint load_sweep(const fs::path& file, const std::vector<std::string>& 
   if (sweep.servers < 1) reader.fail("servers", "an integer >= 1");
   if (sweep.repetitions < 1) reader.fail("repetitions", "an integer >= 1");
   if (sweep.warmup < 0) reader.fail("warmup", "an integer >= 0");
-  if (!(sweep.cap_s > 0)) reader.fail("cap_s", "a number of seconds > 0");
+  if (!(sweep.cap_s > 0 && sweep.cap_s <= kLongestCapSeconds)) reader.fail("cap_s", "a number of seconds > 0, at most 30 days");
+  require_directory_name(file, "name", sweep.name);
 
   if (const YAML::Node axes = root["axes"]; axes && !axes.IsNull()) {
     if (!axes.IsMap()) reader.fail("axes", "a mapping of keys to lists of values");
@@ -215,6 +237,10 @@ SweepBlueprint load_sweep(const fs::path& file, const std::vector<std::string>& 
       reader.fail("compare.baseline", fmt::format("one of the values of axis '{}': {}", c.axis, fmt::join(axis->values, ", ")));
     }
     if (c.test != "mann-whitney" && c.test != "wilcoxon") reader.fail("compare.test", "mann-whitney or wilcoxon");
+    const auto& metrics = sweep_metric_names();
+    if (std::find(metrics.begin(), metrics.end(), c.metric) == metrics.end()) {
+      reader.fail("compare.metric", fmt::format("one of {}", fmt::join(metrics, ", ")));
+    }
     sweep.compare = c;
   }
   return sweep;
@@ -249,7 +275,7 @@ std::vector<SweepConfiguration> expand_sweep(const SweepBlueprint& sweep) {
       id.push_back(axis.key + "=" + id_value(axis.key, axis.values[point[a]]));
       for (const auto& [key, value] : axis.assignments[point[a]]) {
         if (key == "blueprint") {
-          c.base = fs::path(value).is_absolute() ? fs::path(value) : sweep.source.parent_path() / value;
+          c.base = fs::weakly_canonical(fs::path(value).is_absolute() ? fs::path(value) : sweep.source.parent_path() / value);
         } else if (key == "workers") {
           c.workers = positive_integer(sweep.source, "axes." + axis.key + ".workers", value);
         } else if (key == "servers") {
@@ -260,6 +286,14 @@ std::vector<SweepConfiguration> expand_sweep(const SweepBlueprint& sweep) {
       }
     }
     c.id = id.empty() ? "default" : fmt::format("{}", fmt::join(id, ","));
+    require_directory_name(sweep.source, "configuration", c.id);
+    for (const auto& other : configurations) {
+      if (other.id == c.id) {
+        fail_input("{}: two configurations are both named {} (a value repeated on an axis, two labels alike, or "
+                   "two blueprints with the same file name): give each value a distinct label",
+                   sweep.source.string(), c.id);
+      }
+    }
 
     // Resolve the blueprint now, so a typo fails the sweep before its first run, not its tenth.
     // ps transports need servers in the blueprint; the runner fills in the real addresses.
@@ -274,7 +308,7 @@ std::vector<SweepConfiguration> expand_sweep(const SweepBlueprint& sweep) {
     }
     c.transport = bp.transport;
     const bool synthesized_later = std::any_of(sweep.synthesize.begin(), sweep.synthesize.end(),
-                                               [&](const SweepSynthesis& s) { return fs::path(s.path) == fs::path(bp.data.path); });
+                                               [&](const SweepSynthesis& s) { return normal(s.path) == normal(bp.data.path); });
     if (c.transport == "none" && c.workers > 1) {
       c.missing = fmt::format("transport none trains one worker, not {}", c.workers);
     } else if (c.needs_mpirun() && !have_mpirun) {

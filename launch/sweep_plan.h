@@ -14,8 +14,9 @@
 //   cap_s: 600                           # a run still going after this is stopped: "> cap"
 //   compare: {axis: transport, baseline: ring, metric: run_s, test: mann-whitney}
 //
-// Besides blueprint keys, three axes (or top-level keys) are the runner's: `blueprint` (base
-// blueprint files), `workers` and `servers` (parameter servers started for ps transports).
+// Besides blueprint keys, three axes are the runner's: `blueprint` (base blueprint files; the
+// top-level key is `base`), `workers` and `servers` (parameter servers started for ps transports;
+// both also top-level keys).
 // `synthesize` (one data set or a list) writes synthetic data before the first run.
 #include <cstdint>
 #include <filesystem>
@@ -92,6 +93,9 @@ struct SweepConfiguration {
   bool needs_mpirun() const { return workers > 1 || transport == "ring" || transport == "mpi"; }
   bool needs_servers() const { return transport == "ps-sync" || transport == "ps-async"; }
 };
+
+// What a run is measured by (sweep_results.h says how): the metrics a comparison may name.
+const std::vector<std::string>& sweep_metric_names();
 
 // Reads and checks a sweep file; `extra_overrides` are appended to its `set`. InputError names
 // the file and key for anything malformed.

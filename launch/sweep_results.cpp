@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/util/error.h"
 #include "launch/run_directory.h"
 
 namespace dtbench {
@@ -17,16 +18,19 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-const std::vector<std::string> kMetrics = {"run_s",    "process_s",   "epoch_s",     "images_per_s", "test_accuracy",
-                                           "step_ms",  "load_ms",     "forward_ms",  "backward_ms",  "comm_ms",
-                                           "update_ms", "other_ms"};
+const std::vector<std::string>& kMetrics = sweep_metric_names();
 const std::vector<std::string> kPhases = {"step", "load", "forward", "backward", "comm", "update", "other"};
 // Metrics where a capped run is known to be worse than any finished one.
 bool is_time(const std::string& metric) { return metric == "run_s" || metric == "process_s" || metric == "epoch_s"; }
 
-nlohmann::json read_json_file(const fs::path& path) {
+nlohmann::json read_report(const fs::path& path) {
   std::ifstream file(path);
-  return nlohmann::json::parse(file);
+  if (!file) throw IoError(fmt::format("{}: cannot open it", path.string()));
+  try {
+    return nlohmann::json::parse(file);
+  } catch (const nlohmann::json::exception& error) {
+    throw IoError(fmt::format("{}: not valid JSON: {}", path.string(), error.what()));
+  }
 }
 
 std::string format_value(double value, const std::string& metric, double cap_s) {
@@ -85,12 +89,32 @@ const ConfigurationResult* twin(const std::vector<ConfigurationResult>& all, con
 
 std::vector<double> metric_values(const ConfigurationResult& r, const std::string& metric) {
   std::vector<double> values;
-  for (const auto& run : r.runs) {
-    if (run.warmup) continue;
-    const RunMetrics m = run_metrics(run);
-    if (const auto it = m.find(metric); it != m.end()) values.push_back(it->second);
+  for (size_t i = 0; i < r.runs.size(); ++i) {
+    if (r.runs[i].warmup) continue;
+    if (const auto it = r.metrics[i].find(metric); it != r.metrics[i].end()) values.push_back(it->second);
   }
   return values;
+}
+
+// The metric of the measured runs with the same repetition number on both sides, as pairs.
+std::pair<std::vector<double>, std::vector<double>> paired_values(const ConfigurationResult& a,
+                                                                  const ConfigurationResult& b,
+                                                                  const std::string& metric) {
+  std::map<int64_t, double> of_b;
+  for (size_t i = 0; i < b.runs.size(); ++i) {
+    if (b.runs[i].warmup) continue;
+    if (const auto it = b.metrics[i].find(metric); it != b.metrics[i].end()) of_b[b.runs[i].repetition] = it->second;
+  }
+  std::pair<std::vector<double>, std::vector<double>> pairs;
+  for (size_t i = 0; i < a.runs.size(); ++i) {
+    if (a.runs[i].warmup) continue;
+    const auto it = a.metrics[i].find(metric);
+    const auto twin = of_b.find(a.runs[i].repetition);
+    if (it == a.metrics[i].end() || twin == of_b.end()) continue;
+    pairs.first.push_back(it->second);
+    pairs.second.push_back(twin->second);
+  }
+  return pairs;
 }
 
 }  // namespace
@@ -103,32 +127,47 @@ RunMetrics run_metrics(const SweepRun& run) {
     }
     return m;
   }
-  if (run.status != "complete" || !fs::exists(run.dir / "report.json")) return m;
-  const nlohmann::json report = read_json_file(run.dir / "report.json");
-  const int64_t world = report.value("world", 1);
-  m["process_s"] = run.process_seconds;
-  m["run_s"] = report.value("wall_seconds", 0.0);
-  const auto& epochs = report["epochs"];
-  double previous = 0.0, later_sum = 0.0;
-  for (size_t i = 0; i < epochs.size(); ++i) {
-    const double wall = epochs[i].value("wall_seconds", 0.0);
-    if (i == 0) m["epoch_s"] = wall;
-    else later_sum += wall - previous;
-    previous = wall;
-  }
-  if (epochs.size() > 1) m["epoch_s"] = later_sum / static_cast<double>(epochs.size() - 1);
-  const auto& summary = report["summary"];
-  m["images_per_s"] = summary.value("images_per_second", 0.0) * static_cast<double>(world);
-  m["test_accuracy"] = summary.value("final_test_accuracy", 0.0);
-  for (const auto& phase : kPhases) {
-    m[phase + "_ms"] = 1e3 * summary["all_epochs_phases"][phase].value("mean_s", 0.0);
+  if (run.status != "complete") return m;
+  const fs::path file = run.dir / "report.json";
+  const nlohmann::json report = read_report(file);
+  try {
+    const int64_t world = report.at("world").get<int64_t>();
+    m["process_s"] = run.process_seconds;
+    m["run_s"] = report.at("wall_seconds").get<double>();
+    const auto& epochs = report.at("epochs");
+    double previous = 0.0, later_sum = 0.0;
+    for (size_t i = 0; i < epochs.size(); ++i) {
+      const double wall = epochs[i].at("wall_seconds").get<double>();
+      if (i == 0) m["epoch_s"] = wall;
+      else later_sum += wall - previous;
+      previous = wall;
+    }
+    if (epochs.size() > 1) m["epoch_s"] = later_sum / static_cast<double>(epochs.size() - 1);
+    const auto& summary = report.at("summary");
+    m["images_per_s"] = summary.at("images_per_second").get<double>() * static_cast<double>(world);
+    m["test_accuracy"] = summary.at("final_test_accuracy").get<double>();
+    for (const auto& phase : kPhases) {
+      m[phase + "_ms"] = 1e3 * summary.at("all_epochs_phases").at(phase).at("mean_s").get<double>();
+    }
+  } catch (const nlohmann::json::exception& error) {
+    throw IoError(fmt::format("{}: not a complete run's report: {}", file.string(), error.what()));
   }
   return m;
 }
 
-SweepResults summarize_sweep(const SweepBlueprint& sweep, const std::vector<ConfigurationResult>& configurations) {
+SweepResults summarize_sweep(const SweepBlueprint& sweep, std::vector<ConfigurationResult> configurations) {
   SweepResults results;
-  for (ConfigurationResult r : configurations) {
+  for (ConfigurationResult& r : configurations) {
+    r.metrics.clear();
+    for (SweepRun& run : r.runs) {
+      try {
+        r.metrics.push_back(run_metrics(run));
+      } catch (const IoError& error) {
+        run.status = "failed";
+        run.error = error.what();
+        r.metrics.emplace_back();
+      }
+    }
     r.measured = r.complete = r.capped = r.failed = 0;
     for (const auto& run : r.runs) {
       if (run.warmup) continue;
@@ -147,15 +186,21 @@ SweepResults summarize_sweep(const SweepBlueprint& sweep, const std::vector<Conf
     if (value == nullptr || *value == compare.baseline) continue;
     const ConfigurationResult* base = twin(results.configurations, r.configuration, compare.axis, compare.baseline);
     if (base == nullptr) continue;
-    const auto ours = metric_values(r, compare.metric), theirs = metric_values(*base, compare.metric);
-    if (ours.empty() || theirs.empty()) continue;
-    if (compare.test == "wilcoxon" && ours.size() != theirs.size()) continue;
+    const bool paired = compare.test == "wilcoxon";
+    const auto [ours, theirs] = paired ? paired_values(r, *base, compare.metric)
+                                       : std::pair{metric_values(r, compare.metric), metric_values(*base, compare.metric)};
+    if (ours.empty() || theirs.empty()) {
+      results.skipped_comparisons.push_back(fmt::format("{}: no {} {} on {} side", r.configuration.id,
+                                                        paired ? "paired" : "measured", compare.metric,
+                                                        ours.empty() ? "its" : "the baseline's"));
+      continue;
+    }
     ComparisonResult c;
     c.configuration = r.configuration.id;
     c.baseline = base->configuration.id;
     c.metric = compare.metric;
     c.ratio = spread_of(ours).median / spread_of(theirs).median;
-    c.test = compare.test == "wilcoxon" ? wilcoxon_signed_rank(ours, theirs) : mann_whitney_u(ours, theirs);
+    c.test = paired ? wilcoxon_signed_rank(ours, theirs) : mann_whitney_u(ours, theirs);
     results.comparisons.push_back(c);
   }
   return results;
@@ -201,6 +246,8 @@ std::vector<ReportTable> sweep_tables(const SweepBlueprint& sweep, const SweepRe
                                   c.test.p_value < 0.05 ? "yes" : "no"});
     }
     comparisons.note = "Ratios above 1: the configuration's metric is larger than the baseline's.";
+    if (sweep.compare->test == "wilcoxon") comparisons.note += " Runs are paired by repetition number.";
+    for (const auto& skipped : results.skipped_comparisons) comparisons.note += " Not compared: " + skipped + ".";
     tables.push_back(comparisons);
   }
   return tables;
@@ -246,7 +293,7 @@ void write_sweep_results(const SweepBlueprint& sweep, const SweepResults& result
       auto cells = prefix();
       cells.insert(cells.end(), {std::to_string(run.repetition), run.warmup ? "true" : "false", run.status,
                                  csv_quote(run.error)});
-      const RunMetrics m = run_metrics(run);
+      const RunMetrics& m = r.metrics[static_cast<size_t>(&run - r.runs.data())];
       for (const auto& metric : kMetrics) {
         const auto it = m.find(metric);
         cells.push_back(it == m.end() ? "" : std::isinf(it->second) ? "inf" : fmt::format("{:.9g}", it->second));

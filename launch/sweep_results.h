@@ -23,12 +23,14 @@ namespace dtbench {
 
 using RunMetrics = std::map<std::string, double>;
 
-// The metrics of a finished run (empty for a failed one).
+// The metrics of a finished run (empty for a failed one). IoError naming the file if a complete
+// run's report.json cannot be read or lacks what the metrics need.
 RunMetrics run_metrics(const SweepRun& run);
 
 struct ConfigurationResult {
   SweepConfiguration configuration;
   std::vector<SweepRun> runs;  // measured and warm-up, in order
+  std::vector<RunMetrics> metrics;  // per run, read once by summarize_sweep
   std::map<std::string, Spread> stats;  // over the measured runs that have the metric
   int64_t measured = 0, complete = 0, capped = 0, failed = 0;
 };
@@ -42,9 +44,12 @@ struct ComparisonResult {
 struct SweepResults {
   std::vector<ConfigurationResult> configurations;
   std::vector<ComparisonResult> comparisons;
+  std::vector<std::string> skipped_comparisons;  // "<configuration>: why", for the table's note
 };
 
-SweepResults summarize_sweep(const SweepBlueprint& sweep, const std::vector<ConfigurationResult>& configurations);
+// Reads every run's metrics (a complete run whose report cannot be read becomes failed, with the
+// reason), then the spreads and the comparisons.
+SweepResults summarize_sweep(const SweepBlueprint& sweep, std::vector<ConfigurationResult> configurations);
 
 std::vector<ReportTable> sweep_tables(const SweepBlueprint& sweep, const SweepResults& results);
 // Writes results.csv, results.json and results.md into `dir`.

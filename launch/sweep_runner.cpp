@@ -27,6 +27,8 @@ namespace {
 // a stopped process this long to exit on SIGTERM (and write its report) before SIGKILL.
 constexpr double kServerExitSeconds = 15.0;
 constexpr double kTerminateGraceSeconds = 10.0;
+// A server that has not printed its address by then is not starting: a failure, not a capped run.
+constexpr double kServerStartSeconds = 60.0;
 
 std::string read_text(const fs::path& path) {
   std::ifstream file(path);
@@ -49,7 +51,7 @@ std::string last_error_line(const fs::path& log) {
 
 std::string command_line(const std::vector<std::string>& argv) { return fmt::format("{}", fmt::join(argv, " ")); }
 
-Clock::duration seconds(double s) {
+Clock::duration seconds(double s) {  // s is bounded by the sweep's checks (at most 30 days)
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
@@ -132,8 +134,8 @@ void classify(SweepRun& run, std::optional<int> status, bool capped, bool interr
 }  // namespace
 
 fs::path dtbench_executable() {
-  // Read once, at the sweep's start: if the binary is rebuilt meanwhile, /proc/self/exe names the
-  // old file "(deleted)", while its path holds the new build (whose commit each report records).
+  // Read once, at the sweep's start (before /proc/self/exe could say "(deleted)"). A binary rebuilt
+  // during a sweep is the one later runs use: each report.json records the commit it was built from.
   static const fs::path self = [] {
     std::error_code error;
     fs::path path = fs::read_symlink("/proc/self/exe", error);
@@ -190,11 +192,16 @@ SweepRun run_repetition(const SweepBlueprint& sweep, const SweepConfiguration& c
         run.commands.push_back(command_line(argv));
         servers.push_back(std::make_unique<ChildProcess>(argv, dir / fmt::format("server-{}.log", shard)));
       }
+      const auto started_by = start + seconds(kServerStartSeconds);
       for (int64_t shard = 0; shard < c.servers; ++shard) {
         const fs::path log = dir / fmt::format("server-{}.log", shard);
         std::optional<std::string> address;
         while (!(address = listening_address(log))) {
           if (servers[shard]->poll()) throw IoError(fmt::format("parameter server {} exited: {}", shard, last_error_line(log)));
+          if (Clock::now() >= started_by && started_by < deadline) {
+            throw IoError(fmt::format("parameter server {} printed no address within {:g} s; see {}", shard,
+                                      kServerStartSeconds, log.string()));
+          }
           if (Clock::now() >= deadline) {
             capped = true;
             break;
@@ -222,10 +229,21 @@ SweepRun run_repetition(const SweepBlueprint& sweep, const SweepConfiguration& c
     }
     // Servers end by themselves once every worker said goodbye; a failed run leaves them waiting.
     const bool clean = worker_status && *worker_status == 0 && !capped && !stopped;
-    for (auto& server : servers) {
-      if (!clean || !server->wait_until(Clock::now() + seconds(kServerExitSeconds))) server->terminate(kTerminateGraceSeconds);
+    std::string server_failure;
+    for (size_t shard = 0; shard < servers.size(); ++shard) {
+      const auto ended = clean ? servers[shard]->wait_until(Clock::now() + seconds(kServerExitSeconds)) : std::nullopt;
+      if (!ended) servers[shard]->terminate(kTerminateGraceSeconds);
+      if (clean && server_failure.empty() && (!ended || *ended != 0)) {
+        const fs::path log = dir / fmt::format("server-{}.log", shard);
+        server_failure = !ended ? fmt::format("parameter server {} did not stop after the workers; see {}", shard, log.string())
+                                : fmt::format("parameter server {} exited with {}: {}", shard, *ended, last_error_line(log));
+      }
     }
     classify(run, worker_status, capped, stopped, worker_log);
+    if (run.status == "complete" && !server_failure.empty()) {
+      run.status = "failed";
+      run.error = server_failure;
+    }
   } catch (const IoError& failure) {
     for (auto& server : servers) server->terminate(kTerminateGraceSeconds);
     run.status = "failed";

@@ -154,10 +154,13 @@ std::optional<std::pair<int, int64_t>> trace_file_order(const fs::path& path) {
 std::vector<fs::path> find_trace_files(const fs::path& dir) {
   if (fs::is_regular_file(dir)) return {dir};
   std::vector<std::pair<std::pair<int, int64_t>, fs::path>> found;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(dir, error)) {
-    if (!entry.is_regular_file()) continue;
-    if (const auto order = trace_file_order(entry.path())) found.emplace_back(*order, entry.path());
+  // The run's own files, and its servers' where a sweep put them (<run>/servers).
+  for (const fs::path& folder : {dir, dir / "servers"}) {
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(folder, error)) {
+      if (!entry.is_regular_file()) continue;
+      if (const auto order = trace_file_order(entry.path())) found.emplace_back(*order, entry.path());
+    }
   }
   std::sort(found.begin(), found.end());
   std::vector<fs::path> files;

@@ -87,6 +87,14 @@ void PsTransport::synchronize(Model& model, int64_t, SyncTimes& times) {
   times.push = written;
   times.wait = std::max(pushed - written, 0.0);
   times.transfer = times.push + times.pull;
+  // On the timeline: writing the gradients (the slowest shard's), waiting for the servers'
+  // answers (in sync mode, for the other workers), reading the new values.
+  const auto push_end = push_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(written));
+  spans_[0] = {.what = "push", .index = -1, .bytes = times.bytes_sent, .start = push_start, .end = push_end};
+  spans_[1] = {.what = "wait for servers", .index = -1, .bytes = 0, .start = push_end, .end = pull_start};
+  spans_[2] = {.what = "pull", .index = -1, .bytes = times.bytes_received, .start = pull_start,
+               .end = pull_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(times.pull))};
+  times.spans = spans_;
   ++steps_;
 }
 

@@ -11,6 +11,7 @@
 // start() also measures this worker's clock against server 0's (server_clock.h), which places the
 // workers' timelines and server 0's on one time axis.
 // Batch-norm running statistics are buffers, not parameters: each worker keeps its own.
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -63,6 +64,7 @@ class PsTransport final : public Transport {
   int64_t steps_ = 0;
   std::string weights_checksum_;
   std::optional<ClockAlignment> clock_;  // against server 0, from start()
+  std::array<CommSpan, 3> spans_;        // this step's push, wait and pull, for the timeline
 };
 
 }  // namespace dtbench

@@ -9,8 +9,8 @@ namespace dtbench {
 
 struct CommSpan {
   const char* what = "";  // a string literal: "allreduce bucket"
-  int index = 0;          // the bucket
-  int64_t bytes = 0;      // payload of the piece
+  int index = 0;          // the bucket; -1: none (shown without a number)
+  int64_t bytes = 0;      // payload of the piece; 0: shown without a size
   std::chrono::steady_clock::time_point start{}, end{};
 };
 

@@ -16,15 +16,17 @@ constexpr int kCommThread = 1;
 
 std::chrono::nanoseconds seconds(double s) { return std::chrono::nanoseconds(std::llround(std::max(0.0, s) * 1e9)); }
 
-// "allreduce bucket 3 (4.0 MiB)", into `out`; returns the text written.
+// "allreduce bucket 3 (4.0 MiB)", "pull (1.2 MiB)" (no index), "wait" (nor bytes), into `out`;
+// returns the text written.
 std::string_view span_name(const CommSpan& span, std::span<char> out) {
   constexpr double kKiB = 1024.0, kMiB = 1024.0 * kKiB;
   const auto bytes = static_cast<double>(span.bytes);
   const double scale = bytes >= kMiB ? kMiB : bytes >= kKiB ? kKiB : 1.0;
   const char* unit = scale == kMiB ? "MiB" : scale == kKiB ? "KiB" : "B";
-  const auto result =
-      fmt::format_to_n(out.data(), out.size(), "{} {} ({:.1f} {})", span.what, span.index, bytes / scale, unit);
-  return {out.data(), std::min(result.size, out.size())};
+  auto end = fmt::format_to_n(out.data(), out.size(), "{}", span.what).out;
+  if (span.index >= 0) end = fmt::format_to_n(end, out.data() + out.size() - end, " {}", span.index).out;
+  if (span.bytes > 0) end = fmt::format_to_n(end, out.data() + out.size() - end, " ({:.1f} {})", bytes / scale, unit).out;
+  return {out.data(), static_cast<size_t>(std::min<std::ptrdiff_t>(end - out.data(), std::ssize(out)))};
 }
 
 }  // namespace

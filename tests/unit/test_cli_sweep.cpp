@@ -3,13 +3,18 @@
 // results; started again it makes no run; an unfinished run is redone and its directory kept; a
 // run over the cap is reported as such and a configuration that cannot run as missing.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "core/util/error.h"
+#include "launch/child_process.h"
 #include "launch/sweep_plan.h"
 #include "launch/sweep_results.h"
 #include "unit/cli_helpers.h"
@@ -127,7 +132,7 @@ TEST_F(CliSweep, ARunOverTheCapIsReportedAsCappedAndAnImpossibleConfigurationAsM
   const fs::path file = write_sweep(
       "set: {epochs: 100000, batch: 16, threads: 1, dataset.path: " + (root_ / "data").string() + "}\n"
       "axes: {model: [mlp], transport: [ring, none]}\n"
-      "repetitions: 1\nwarmup: 0\ncap_s: 1\n");
+      "repetitions: 1\nwarmup: 0\ncap_s: 3\n");
   const Outcome run = dtbench("sweep " + file.string() + " --no-report");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const fs::path dir = root_ / "out" / "tiny";
@@ -143,7 +148,7 @@ TEST_F(CliSweep, ARunOverTheCapIsReportedAsCappedAndAnImpossibleConfigurationAsM
   EXPECT_NE(missing["missing"].get<std::string>().find("transport none trains one worker"), std::string::npos);
   EXPECT_EQ(missing["stats"]["run_s"]["n"].get<int>(), 0);
   const std::string table = read_text(dir / "results.md");
-  EXPECT_NE(table.find("> 1 s cap"), std::string::npos) << table;
+  EXPECT_NE(table.find("> 3 s cap"), std::string::npos) << table;
   EXPECT_NE(table.find("missing: transport none"), std::string::npos) << table;
   const auto csv = lines_of(read_text(dir / "results.csv"));
   ASSERT_EQ(csv.size(), 3u);
@@ -168,18 +173,61 @@ TEST_F(CliSweep, BadSweepFilesAreErrorsNamingFileAndKey) {
   EXPECT_NE(r.output.find("compare.baseline"), std::string::npos) << r.output;
 }
 
-TEST(SweepPlan, AxesExpandInOrderWithTheLastFastest) {
-  const fs::path file = fs::temp_directory_path() / "dtbench-sweep-plan.yaml";
+using SweepPlan = testing::TempDirTest;
+
+TEST_F(SweepPlan, AxesExpandInOrderWithTheLastFastest) {
+  const fs::path file = root_ / "plan.yaml";
   std::ofstream(file) << "axes:\n  workers: [1, 3]\n  comm.chunk_kb: [64, 256]\nset: {transport: ring}\n";
   const SweepBlueprint sweep = load_sweep(file, {"steps=2"});
   const auto configurations = expand_sweep(sweep);
-  fs::remove(file);
   ASSERT_EQ(configurations.size(), 4u);
   EXPECT_EQ(configurations[0].id, "workers=1,comm.chunk_kb=64");
   EXPECT_EQ(configurations[1].id, "workers=1,comm.chunk_kb=256");
   EXPECT_EQ(configurations[3].workers, 3);
   EXPECT_EQ(configurations[3].overrides, (std::vector<std::string>{"transport=ring", "steps=2", "comm.chunk_kb=256"}));
   EXPECT_TRUE(configurations[0].needs_mpirun());  // ring, even with one worker
+}
+
+TEST_F(SweepPlan, LabelledValuesSetSeveralKeysAndNamesMustBeDistinct) {
+  const fs::path file = root_ / "plan.yaml";
+  std::ofstream(file) << "axes:\n  workload:\n    - {label: small, model: mlp, batch: 8}\n"
+                         "    - {label: conv, model: lenet5, optimizer: {lr: 0.1}}\n";
+  const auto configurations = expand_sweep(load_sweep(file, {}));
+  ASSERT_EQ(configurations.size(), 2u);
+  EXPECT_EQ(configurations[1].id, "workload=conv");
+  EXPECT_EQ(configurations[1].overrides, (std::vector<std::string>{"model=lenet5", "optimizer.lr=0.1"}));
+
+  std::ofstream(file) << "axes: {batch: [8, 8]}\n";
+  try {
+    expand_sweep(load_sweep(file, {}));
+    ADD_FAILURE() << "a repeated value was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("both named batch=8"), std::string::npos) << error.what();
+  }
+  std::ofstream(file) << "axes: {transport: [ring, mpi]}\ncompare: {axis: transport, baseline: ring, metric: runs_s}\n";
+  EXPECT_THROW(load_sweep(file, {}), InputError);
+  std::ofstream(file) << "name: ../elsewhere\n";
+  EXPECT_THROW(load_sweep(file, {}), InputError);
+}
+
+// Open MPI starts each rank in a process group of its own; stopping the launcher must stop them
+// too. Here a shell starts a `setsid` child (its own session and group) and one in its group.
+TEST_F(SweepPlan, TerminatingAChildStopsDescendantsInOtherProcessGroups) {
+  adopt_orphaned_descendants();
+  ChildProcess launcher({"sh", "-c", "setsid sleep 60 & sleep 60 & wait"}, root_ / "launcher.log");
+  std::vector<pid_t> descendants;
+  for (int attempt = 0; attempt < 100 && descendants.size() < 2; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    descendants = descendants_of(launcher.pid());
+  }
+  ASSERT_EQ(descendants.size(), 2u);
+  launcher.terminate(2.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (const pid_t pid : descendants) {
+    int status = 0;
+    waitpid(pid, &status, WNOHANG);  // an adopted orphan is ours to reap
+    EXPECT_NE(kill(pid, 0), 0) << "process " << pid << " outlived its launcher";
+  }
 }
 
 }  // namespace
