@@ -57,7 +57,6 @@ class PsConnection {
   // The values of `index`'s keys, written into `base` (the arena's values).
   PullResult pull(int worker, const KeyIndex& index, float* base);
   ps::StatsReply stats();
-  std::string stats_json() { return stats().json(); }
   ps::CheckpointReply checkpoint();
   bool shutdown(int worker);
   void publish(const std::string& run_id, const std::string& name, const std::string& value);

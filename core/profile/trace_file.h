@@ -58,7 +58,6 @@ class TraceEventFile {
   // Closes the array and the file. Later calls, and events after it, do nothing.
   void finish();
 
-  Clock::time_point origin() const { return origin_; }
   int64_t bytes_written() const { return bytes_written_; }
 
  private:
