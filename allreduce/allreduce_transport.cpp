@@ -130,19 +130,14 @@ void AllreduceTransport::estimate_clock_offset() {
   // Per rank: {offset, half the best round trip}.
   std::vector<double> estimates(2 * static_cast<size_t>(world_), 0.0);
   for (int peer = 1; peer < world_; ++peer) {
-    double best_round_trip = 1e9;
+    CristianEstimate estimate;  // at rank 0: the peer's clock minus ours, i.e. the peer's offset
     for (int round = 0; round < kRounds; ++round) {
       if (rank_ == 0) {
         const double sent = monotonic_seconds();
         double remote = 0.0;
         check_mpi(MPI_Send(&sent, 1, MPI_DOUBLE, peer, 1, control_), "MPI_Send");
         check_mpi(MPI_Recv(&remote, 1, MPI_DOUBLE, peer, 1, control_, MPI_STATUS_IGNORE), "MPI_Recv");
-        const double received = monotonic_seconds();
-        if (received - sent < best_round_trip) {
-          best_round_trip = received - sent;
-          estimates[2 * static_cast<size_t>(peer)] = remote - 0.5 * (sent + received);
-          estimates[2 * static_cast<size_t>(peer) + 1] = 0.5 * best_round_trip;
-        }
+        estimate.add_probe(sent, remote, monotonic_seconds());
       } else if (rank_ == peer) {
         double ping = 0.0;
         check_mpi(MPI_Recv(&ping, 1, MPI_DOUBLE, 0, 1, control_, MPI_STATUS_IGNORE), "MPI_Recv");
@@ -150,6 +145,8 @@ void AllreduceTransport::estimate_clock_offset() {
         check_mpi(MPI_Send(&now, 1, MPI_DOUBLE, 0, 1, control_), "MPI_Send");
       }
     }
+    estimates[2 * static_cast<size_t>(peer)] = estimate.remote_minus_ours();
+    estimates[2 * static_cast<size_t>(peer) + 1] = estimate.uncertainty();
   }
   double own[2] = {0.0, 0.0};
   check_mpi(MPI_Scatter(estimates.data(), 2, MPI_DOUBLE, own, 2, MPI_DOUBLE, 0, control_), "MPI_Scatter");

@@ -19,19 +19,15 @@ ClockAlignment align_with_server(PsConnection& server, int rounds) {
                            .method = fmt::format("Cristian's algorithm over the Stats call: best of {} round trips "
                                                  "to server 0 ({})",
                                                  rounds, server.address())};
-  double best_round_trip = 1e9;
+  CristianEstimate estimate;
   for (int round = 0; round < rounds; ++round) {
-    const auto sent = Clock::now();
+    const double sent = seconds_since_epoch(Clock::now());
     const ps::StatsReply reply = server.stats();
-    const auto received = Clock::now();
-    const double round_trip = std::chrono::duration<double>(received - sent).count();
-    if (round_trip >= best_round_trip) continue;
-    best_round_trip = round_trip;
-    const double server_seconds = static_cast<double>(reply.steady_clock_ns()) * 1e-9;
-    // Ours minus the server's, at the moment the server read its clock (our midpoint of the call).
-    alignment.offset_seconds = 0.5 * (seconds_since_epoch(sent) + seconds_since_epoch(received)) - server_seconds;
-    alignment.uncertainty_seconds = 0.5 * round_trip;
+    estimate.add_probe(sent, static_cast<double>(reply.steady_clock_ns()) * 1e-9, seconds_since_epoch(Clock::now()));
   }
+  // Ours minus the server's.
+  alignment.offset_seconds = -estimate.remote_minus_ours();
+  alignment.uncertainty_seconds = estimate.uncertainty();
   return alignment;
 }
 

@@ -13,4 +13,26 @@ struct ClockAlignment {
   std::string method;               // how it was measured, for the reader of the trace
 };
 
+// Cristian's algorithm: of several probes — our clock when we asked, the other clock's reading,
+// our clock when the answer came — the one with the shortest round trip bounds the difference
+// best, to within half that round trip (the other clock was read somewhere inside it).
+class CristianEstimate {
+ public:
+  // All in seconds; `sent` and `received` on our clock, `remote` on the other's.
+  void add_probe(double sent, double remote, double received) {
+    const double round_trip = received - sent;
+    if (probes_ > 0 && round_trip >= best_round_trip_) return;
+    ++probes_;
+    best_round_trip_ = round_trip;
+    remote_minus_ours_ = remote - 0.5 * (sent + received);
+  }
+  double remote_minus_ours() const { return remote_minus_ours_; }
+  double uncertainty() const { return 0.5 * best_round_trip_; }
+
+ private:
+  int probes_ = 0;
+  double best_round_trip_ = 0.0;
+  double remote_minus_ours_ = 0.0;
+};
+
 }  // namespace dtbench

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/profile/clock_alignment.h"
 #include "core/profile/trace_writer.h"
 #include "unit/cli_helpers.h"
 
@@ -93,6 +95,18 @@ std::map<int64_t, std::vector<std::string>> check_trace(const nlohmann::json& tr
 const std::vector<std::string> kPhases = {"load", "forward", "backward", "comm", "update"};
 
 class Trace : public testing::TempDirTest {};
+
+// The other clock runs 5 s ahead of ours; each probe reads it somewhere inside its round trip.
+// The shortest round trip wins, and the true offset lies within the stated uncertainty.
+TEST(CristianEstimate, KeepsTheShortestRoundTripAndBoundsTheOffset) {
+  CristianEstimate estimate;
+  estimate.add_probe(0.0, 5.6, 1.0);    // read late in a 1 s round trip: midpoint says 5.1
+  estimate.add_probe(10.0, 15.02, 10.1);  // a 0.1 s round trip: says 4.97
+  estimate.add_probe(20.0, 25.1, 20.5);   // longer again: ignored
+  EXPECT_NEAR(estimate.remote_minus_ours(), 4.97, 1e-12);
+  EXPECT_NEAR(estimate.uncertainty(), 0.05, 1e-12);
+  EXPECT_LE(std::abs(estimate.remote_minus_ours() - 5.0), estimate.uncertainty());
+}
 
 TEST_F(Trace, WritesNamedProcessAndNestedPhaseEvents) {
   const auto origin = Clock::now();
