@@ -17,6 +17,8 @@ constexpr double kMargin = 8, kBarHeight = 26, kBarGap = 12, kFontSize = 13, kSm
 // after each bar, the axis below.
 struct BarLayout {
   double width = 0, top = 0, left = 0, right = 0;
+  // Long run names (a sweep's configurations) may take up to this much before they are cut.
+  double label_room() const { return 0.45 * width; }
   size_t bars = 0;
   double bar_y(size_t i) const { return top + static_cast<double>(i) * (kBarHeight + kBarGap); }
   double axis_y() const { return bar_y(bars) - kBarGap / 2; }
@@ -37,7 +39,7 @@ BarLayout lay_out(SvgCanvas& canvas, const std::string& title, const std::vector
   layout.top = y;
   double label_width = 0;
   for (const auto& label : labels) label_width = std::max(label_width, text_width(label, kFontSize));
-  layout.left = kMargin + std::min(label_width, layout.width / 3) + 10;
+  layout.left = kMargin + std::min(label_width, layout.label_room()) + 10;
   layout.right = text_width(widest_value, kFontSize) + 2 * kMargin;
   return layout;
 }
@@ -54,7 +56,7 @@ void draw_axis(SvgCanvas& canvas, const BarLayout& layout, const ChartAxis& axis
 }
 
 void draw_label(SvgCanvas& canvas, const BarLayout& layout, size_t i, const std::string& label) {
-  canvas.text(layout.left - 8, layout.bar_y(i) + kBarHeight / 2 + 4.5, fit_text(label, kFontSize, layout.width / 3),
+  canvas.text(layout.left - 8, layout.bar_y(i) + kBarHeight / 2 + 4.5, fit_text(label, kFontSize, layout.label_room()),
               {.anchor = TextStyle::Anchor::End});
 }
 

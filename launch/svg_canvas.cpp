@@ -1,6 +1,8 @@
 #include "launch/svg_canvas.h"
 
+#include <algorithm>
 #include <array>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -104,12 +106,16 @@ double text_width(std::string_view text, double size) { return 0.6 * size * stat
 
 std::string fit_text(const std::string& text, double size, double max_width) {
   if (text_width(text, size) <= max_width) return text;
-  std::string cut;
-  for (const char c : text) {
-    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80 && text_width(cut + "...", size) + 0.6 * size > max_width) break;
-    cut += c;
+  // Cut from the middle: run names differ at the start (the configuration) and at the end (the
+  // repetition, the transport), so both ends are kept.
+  std::vector<size_t> starts;  // where each character (UTF-8 code point) begins
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) starts.push_back(i);
   }
-  return cut + "...";
+  const auto fits = static_cast<size_t>(std::max(0.0, max_width / (0.6 * size) - 3.0));
+  const size_t head = (fits + 1) / 2, tail = fits - head;
+  return text.substr(0, starts[std::min(head, starts.size())]) + "..." +
+         (tail == 0 ? std::string() : text.substr(starts[starts.size() - std::min(tail, starts.size())]));
 }
 
 double draw_legend(SvgCanvas& canvas, double x, double top, double width, const std::vector<LegendEntry>& entries) {

@@ -49,7 +49,7 @@ class SvgCanvas {
 // than most glyphs take): enough to lay out labels and legends without measuring fonts.
 double text_width(std::string_view text, double size);
 
-// `text` cut to at most `max_width` px, ending in "..." when cut.
+// `text` cut to at most `max_width` px, its middle replaced by "..." when cut.
 std::string fit_text(const std::string& text, double size, double max_width);
 
 struct LegendEntry {

@@ -8,6 +8,7 @@
 
 #include "launch/chart_axis.h"
 #include "launch/report_svg.h"
+#include "launch/svg_canvas.h"
 #include "unit/xml_check.h"
 
 namespace dtbench {
@@ -77,6 +78,13 @@ TEST(ReportSvg, PhaseBarsStackToTheStepAndCutLongLabels) {
     EXPECT_NE(svg.find(std::string(">") + phase + "</text>"), std::string::npos) << phase << " missing from the legend";
   }
   EXPECT_NE(svg.find("11.000 ms"), std::string::npos);
+}
+
+// Names differ at both ends (a sweep's configuration, then its repetition): both are kept.
+TEST(ReportSvg, LongLabelsLoseTheirMiddle) {
+  EXPECT_EQ(fit_text("abcdefghijklmnopqrstuvwxyz", 10, 13 * 6.0), "abcde...vwxyz");
+  EXPECT_EQ(fit_text("short", 10, 13 * 6.0), "short");
+  EXPECT_EQ(fit_text("ééééééééééééééééé", 10, 13 * 6.0), "ééééé...ééééé");  // cut between characters
 }
 
 TEST(ReportSvg, LineChartsBreakAtMissingReadingsAndLabelEverySeries) {
