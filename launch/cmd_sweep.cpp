@@ -157,6 +157,13 @@ void run_sweep(const SweepOptions& options) {
     }
     return;
   }
+  const bool any_servers = std::any_of(configurations.begin(), configurations.end(),
+                                       [](const SweepConfiguration& c) { return c.needs_servers() && c.missing.empty(); });
+  if (any_servers && !sweep.launch.hostfile.empty() && sweep.launch.ps_host.starts_with("127.")) {
+    spdlog::warn("workers start on the hosts of {}, but parameter servers listen on {} (loopback): set launch.ps_host "
+                 "to an address of this host that the others can reach",
+                 sweep.launch.hostfile, sweep.launch.ps_host);
+  }
   fs::create_directories(sweep_dir);
   spdlog::info("runs use {}", dtbench_executable().string());
   adopt_orphaned_descendants();  // a rank whose mpirun was killed is still ours to stop
