@@ -142,6 +142,26 @@ TEST_F(Timeline, ParameterServerUpdatesLieInsideTheStepsThatPushedThem) {
     ++updates;
   }
   EXPECT_EQ(updates, 4);  // --trace-updates
+
+  // The worker's comm track: push, wait for the servers, pull, in that order inside each step.
+  ASSERT_TRUE(tracks.count({0, 1})) << "no comm track for the worker";
+  std::vector<const TraceSpan*> pushes, waits, pulls;
+  for (const auto& span : tracks.at({0, 1})) {
+    if (span.name.rfind("push (", 0) == 0) pushes.push_back(&span);
+    if (span.name == "wait for servers") waits.push_back(&span);
+    if (span.name.rfind("pull (", 0) == 0) pulls.push_back(&span);
+  }
+  ASSERT_EQ(steps.size(), 6u);
+  ASSERT_EQ(pushes.size(), steps.size());
+  ASSERT_EQ(waits.size(), steps.size());
+  ASSERT_EQ(pulls.size(), steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const TraceSpan& step = steps.at(static_cast<int64_t>(i));
+    EXPECT_GE(pushes[i]->ts, step.ts);
+    EXPECT_LE(pushes[i]->end(), waits[i]->ts + 0.01);  // µs: each end is rounded apart
+    EXPECT_LE(waits[i]->end(), pulls[i]->ts + 0.01);
+    EXPECT_LE(pulls[i]->end(), step.end() + 0.01);
+  }
 }
 
 }  // namespace
