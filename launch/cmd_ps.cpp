@@ -42,6 +42,7 @@ struct PsCommandOptions {
   int64_t max_staleness = -1;     // -1: ps.max_staleness
   bool drop_missing_workers = false;
   std::string checkpoint;
+  bool no_checkpoint = false;
   std::string restore;
   std::string output;
   int64_t trace_updates = 200;
@@ -82,6 +83,10 @@ ParameterServerOptions server_options(const PsCommandOptions& options, const Blu
   server.drop_missing_workers = options.drop_missing_workers;
   server.checkpoint_every = options.checkpoint_every >= 0 ? options.checkpoint_every : bp.ps.checkpoint_every;
   server.checkpoint_path = options.checkpoint;
+  server.checkpoints = !options.no_checkpoint;
+  if (options.no_checkpoint && (!options.checkpoint.empty() || options.checkpoint_every > 0)) {
+    fail_input("--no-checkpoint contradicts --checkpoint / --checkpoint-every: give one or the other");
+  }
   server.restore_path = options.restore;
   server.trace_updates = options.trace_updates;
   server.output_dir = !options.output.empty()
@@ -157,6 +162,7 @@ void add_ps_command(CLI::App& app) {
   command->add_option("--timeout-s", o->timeout_s, "Sync: fail a step a worker misses for this long (default ps.timeout_s)");
   command->add_option("--checkpoint-every", o->checkpoint_every, "Checkpoint every N updates (default ps.checkpoint_every)");
   command->add_option("--checkpoint", o->checkpoint, "Checkpoint file (default: <output>/server-<shard>.ckpt)");
+  command->add_flag("--no-checkpoint", o->no_checkpoint, "Write no checkpoint, not even at shutdown (benchmarks)");
   command->add_option("--restore", o->restore, "Start from this checkpoint, at its version");
   command->add_option("--max-staleness", o->max_staleness, "Async: hold a worker this many pushes ahead (0: unbounded)");
   command->add_flag("--drop-missing-workers", o->drop_missing_workers,

@@ -90,11 +90,12 @@ std::vector<std::string> server_command(const SweepBlueprint& sweep, const Sweep
   std::vector<std::string> argv = {dtbench_executable().string(), "ps"};
   const auto blueprint = blueprint_arguments(c);
   argv.insert(argv.end(), blueprint.begin(), blueprint.end());
-  // The server takes its mode from --mode, so the blueprint needs no server list of its own.
+  // The server takes its mode from --mode, so the blueprint needs no server list of its own; a
+  // checkpoint per run (ResNet-50's is 90 MB) would fill the disk over a sweep and serve nothing.
   argv.insert(argv.end(), {"--set", "transport=none", "--mode", c.transport == "ps-async" ? "async" : "sync",
                            "--listen", sweep.launch.ps_host + ":0", "--shard", std::to_string(shard), "--shards",
                            std::to_string(c.servers), "--workers", std::to_string(c.workers), "--output",
-                           (dir / "servers").string()});
+                           (dir / "servers").string(), "--no-checkpoint"});
   return argv;
 }
 

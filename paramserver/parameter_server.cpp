@@ -56,8 +56,8 @@ ParameterServer::ParameterServer(const ParamArena& arena, const OptimizerConfig&
     fail_input("--shard {} is out of range for {} shard(s) (0..{})", options_.shard, shards, shards - 1);
   }
   if (options_.worker_count < 1) fail_input("--workers must be at least 1, got {}", options_.worker_count);
-  checkpoint_path_ = options_.checkpoint_path;
-  if (checkpoint_path_.empty() && !options_.output_dir.empty()) {
+  checkpoint_path_ = options_.checkpoints ? options_.checkpoint_path : "";
+  if (options_.checkpoints && checkpoint_path_.empty() && !options_.output_dir.empty()) {
     checkpoint_path_ = (std::filesystem::path(options_.output_dir) / fmt::format("server-{}.ckpt", options_.shard)).string();
   }
   if (options_.trace_updates > 0 && !options_.output_dir.empty()) {

@@ -37,6 +37,7 @@ struct ParameterServerOptions {
   bool drop_missing_workers = false;  // sync: go on without a worker missing past the timeout
   int64_t checkpoint_every = 0;    // updates; 0: only on demand and at stop
   std::string checkpoint_path;     // empty: <output_dir>/server-<shard>.ckpt, or none without output_dir
+  bool checkpoints = true;         // false: never write one (a benchmark's servers need none)
   std::string restore_path;        // start from this checkpoint
   std::string output_dir;          // where server-<shard>.json goes; empty: not written
   int64_t trace_updates = 0;       // trace-server-<shard>.json of the first N updates into output_dir; 0: none

@@ -105,6 +105,7 @@ TEST_F(CliSweep, TinySweepReportsEveryConfigurationAndResumesWithoutRerunning) {
   EXPECT_TRUE(fs::exists(dir / "report" / "report.html"));
   // A parameter-server run kept its servers' reports beside the workers'.
   EXPECT_TRUE(fs::exists(dir / "model=mlp,transport=ps-sync" / "rep-1" / "servers" / "server-0.json"));
+  EXPECT_FALSE(fs::exists(dir / "model=mlp,transport=ps-sync" / "rep-1" / "servers" / "server-0.ckpt"));
 
   // Started again: every run is kept, none redone.
   const auto stamp = fs::last_write_time(dir / "model=mlp,transport=ring" / "rep-1" / "report.json");
