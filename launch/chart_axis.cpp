@@ -25,6 +25,8 @@ double tick_spacing(double span, int ticks) {
 
 ChartAxis ChartAxis::linear(double low, double high, int ticks) {
   ChartAxis axis;
+  if (!std::isfinite(low)) low = 0.0;  // no data to place: an axis from 0 all the same
+  if (!std::isfinite(high)) high = low;
   if (!(high > low)) high = low + 1.0;  // one value, or none: an axis around it all the same
   const double spacing = tick_spacing(high - low, ticks);
   axis.low_ = std::floor(low / spacing + 1e-9) * spacing;
@@ -40,6 +42,8 @@ ChartAxis ChartAxis::linear(double low, double high, int ticks) {
 ChartAxis ChartAxis::logarithmic(double low, double high) {
   ChartAxis axis;
   axis.log_ = true;
+  if (!std::isfinite(high)) high = 0.0;  // NaN or infinity would never end the loop below
+  if (!std::isfinite(low)) low = 0.0;
   low = low > 0 ? low : (high > 0 ? high / 10 : 1.0);
   high = std::max(high, low);
   // The round values 1, 2 and 5 times a power of ten from below `low` to at least `high`.

@@ -15,7 +15,7 @@ ReportTable steps_table(const std::vector<RunRecord>& runs, size_t baseline) {
       fmt::format("Comparison, mean ms per step over all epochs (baseline: {})", runs[baseline].name),
       {"run", "status", "transport", "world", "step ms"});
   for (size_t k = 0; k < kStepIndex; ++k) table.header.push_back(fmt::format("{} ms", kReportPhases[k]));
-  for (const char* h : {"images/s", "final acc", "step ratio", "images/s ratio"}) table.header.emplace_back(h);
+  for (const char* h : {"images/s (all workers)", "final acc", "step ratio", "images/s ratio"}) table.header.emplace_back(h);
   const auto base = mean_phases(runs[baseline].epochs, 0);
   for (const auto& run : runs) {
     const auto mean = mean_phases(run.epochs, 0);

@@ -2,7 +2,9 @@
 
 #include <fstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "core/util/error.h"
 
@@ -94,10 +96,14 @@ void read_workers(const json& workers, const fs::path& file, RunRecord& run) {
     run.workers.push_back(means);
   }
   run.slowest_worker = workers.value("slowest_worker", -1);
-  // Each worker's own per-epoch statistics and resources, when its file sits beside report.json.
+  // Each worker's own per-epoch statistics and resources, when its file sits beside report.json:
+  // all of them or none (per-worker tables index them by position), and a warning for a gap — on
+  // hosts without a shared file system the other hosts' ranks write theirs elsewhere.
   for (const WorkerMeans& w : run.workers) {
     const fs::path worker_file = file.parent_path() / fmt::format("worker-{}.json", w.rank);
     if (!fs::exists(worker_file)) {
+      spdlog::warn("{} is missing: per-worker epochs and resources are left out (rank 0's are shown)",
+                   worker_file.string());
       run.worker_epochs.clear();
       run.resources.clear();
       return;
@@ -127,9 +133,16 @@ RunRecord load_run(const fs::path& run_dir) {
   run.wall_seconds = report.value("wall_seconds", 0.0);
   run.epochs = epoch_records(report, run.path);
   if (report.contains("summary") && report["summary"].is_object()) {
-    run.images_per_second = report["summary"].value("images_per_second", 0.0);
+    // Rank 0's own rate; every worker trains as many images, so the run's is about world times it ...
+    run.images_per_second = report["summary"].value("images_per_second", 0.0) * run.world;
   }
-  if (report.contains("workers")) read_workers(report["workers"], run.path, run);
+  if (report.contains("workers")) {
+    read_workers(report["workers"], run.path, run);
+    // ... and exactly the sum of the workers' rates where they were gathered.
+    double sum = 0.0;
+    for (const json& w : report["workers"]["per_worker"]) sum += w.value("images_per_second", 0.0);
+    if (sum > 0) run.images_per_second = sum;
+  }
   if (run.resources.empty()) {
     // Rank 0's own, from report.json, when the workers' files are not there.
     if (auto resources = resource_record(report, report.value("rank", 0), run.path)) {

@@ -51,7 +51,8 @@ struct RunRecord {
   std::string name;            // the run directory's name
   std::string status, error, transport;
   int world = 1;
-  double wall_seconds = 0.0, images_per_second = 0.0;
+  double wall_seconds = 0.0;
+  double images_per_second = 0.0;  // all workers together: the sum of their rates
   std::vector<EpochRecord> epochs;
   std::vector<WorkerMeans> workers;                   // empty unless `workers` was present
   std::vector<std::vector<EpochRecord>> worker_epochs;  // [worker][epoch], from worker-<rank>.json

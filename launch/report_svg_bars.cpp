@@ -25,7 +25,7 @@ struct BarLayout {
   double plot_right() const { return width - right; }
 };
 
-// Title, then labels as wide as the longest (at most a third of the chart), room for the values.
+// Title, then labels as wide as the longest (at most label_room()), room for the values.
 BarLayout lay_out(SvgCanvas& canvas, const std::string& title, const std::vector<std::string>& labels,
                   const std::string& widest_value) {
   BarLayout layout;

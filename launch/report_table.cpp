@@ -16,7 +16,14 @@ std::string escape_xml(const std::string& text) {
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&#39;"; break;
-      default: out += c;
+      default:
+        // XML 1.0 allows no control characters but tab, newline and carriage return (an error
+        // message with terminal colour codes would make the page ill-formed).
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+          out += "&#xFFFD;";
+        } else {
+          out += c;
+        }
     }
   }
   return out;

@@ -116,7 +116,7 @@ ReportTable workers_table(const RunRecord& run) {
 }
 
 ReportTable epochs_table(const RunRecord& run) {
-  ReportTable table = titled_table("Per epoch", {"epoch", "train s", "wall s", "images/s", "train loss",
+  ReportTable table = titled_table("Per epoch", {"epoch", "train s", "wall s", "images/s per worker", "train loss",
                                                 "train acc", "test loss", "test acc"});
   for (const auto& e : run.epochs) {
     table.rows.push_back({std::to_string(e.epoch), seconds_text(e.train_seconds), seconds_text(e.wall_seconds),
@@ -124,7 +124,7 @@ ReportTable epochs_table(const RunRecord& run) {
                           percent_text(e.train_accuracy), fmt::format("{:.4f}", e.test_loss),
                           percent_text(e.test_accuracy)});
   }
-  table.note = fmt::format("images/s over the run: {:.0f}; wall time {:.2f} s; epoch 1 trained in {:.2f} s (with "
+  table.note = fmt::format("images/s over the run, all workers: {:.0f}; wall time {:.2f} s; epoch 1 trained in {:.2f} s (with "
                            "warm-up)",
                            run.images_per_second, run.wall_seconds, run.epochs.front().train_seconds);
   if (run.epochs.size() > 1) {

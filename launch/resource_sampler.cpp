@@ -91,9 +91,15 @@ void ResourceSampler::record(const Reading& now) {
   if (now.process_ticks && previous_.process_ticks && ticks_per_second_ > 0) {
     const double cpu_seconds = static_cast<double>(*now.process_ticks - *previous_.process_ticks) / ticks_per_second_;
     cpu_percent = percent(cpu_seconds, window_seconds);
+    // The mean is CPU time over wall time, so a short window (the last, or one cut by a stall)
+    // weighs by its length; and only windows of at least half an interval may set the maximum,
+    // a short one being mostly clock-tick rounding (it can read 150% for one busy thread).
+    cpu_seconds_ += cpu_seconds;
+    cpu_window_seconds_ += window_seconds;
+    if (window_seconds >= 0.5 * std::chrono::duration<double>(interval_).count()) {
+      cpu_percent_max_ = std::max(cpu_percent_max_, cpu_percent);
+    }
   }
-  cpu_percent_sum_ += cpu_percent;
-  cpu_percent_max_ = std::max(cpu_percent_max_, cpu_percent);
 
   // Cores can come and go (hotplug); compare only when both readings list the same ones.
   if (now.cores.size() == previous_.cores.size()) {
@@ -138,7 +144,7 @@ void ResourceSampler::record(const Reading& now) {
 
 nlohmann::json ResourceSampler::summary() const {
   std::lock_guard lock(mutex_);
-  const double samples = static_cast<double>(samples_);
+  const double cpu_mean = percent(cpu_seconds_, cpu_window_seconds_);
   nlohmann::json per_core = nlohmann::json::array();
   for (size_t core = 0; core < core_percent_sums_.size(); ++core) {
     per_core.push_back(core_samples_[core] > 0 ? core_percent_sums_[core] / static_cast<double>(core_samples_[core])
@@ -153,7 +159,8 @@ nlohmann::json ResourceSampler::summary() const {
   return {
       {"interval_seconds", std::chrono::duration<double>(interval_).count()},
       {"samples", samples_},
-      {"cpu_percent", {{"mean", samples_ > 0 ? cpu_percent_sum_ / samples : 0.0}, {"max", cpu_percent_max_}}},
+      {"cpu_percent",
+       {{"mean", cpu_mean}, {"max", std::max(cpu_percent_max_, cpu_mean)}}},  // a run of short windows only: its mean
       {"per_core_percent", per_core},
       {"rss_bytes",
        {{"mean", rss_samples_ > 0 ? rss_bytes_sum_ / static_cast<double>(rss_samples_) : 0.0},

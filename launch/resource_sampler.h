@@ -2,8 +2,8 @@
 // A background thread that samples the process's resource use for the life of a run: CPU time of
 // the process (as a percentage of one core, so 4 busy threads read 400), utilisation of every core
 // of the machine, and resident memory (VmRSS) with its peak (VmHWM), from /proc (Linux only;
-// elsewhere those readings are absent); and, where NVML finds a GPU, each GPU's utilisation, memory
-// and power (gpu_sampler.h). The transport's byte counts are handed in by the training loop, which
+// elsewhere the means leave them out and the series read 0); and, where NVML finds a GPU, each
+// GPU's utilisation, memory and power (gpu_sampler.h). The transport's byte counts are handed in by the training loop, which
 // learns them from each step's comm split; the summary reports them beside the rest.
 //
 // The series is kept in memory for a chart: at most max_samples points; when full, every other
@@ -80,7 +80,8 @@ class ResourceSampler {
 
   // Over every sample.
   int64_t samples_ = 0;
-  double cpu_percent_sum_ = 0.0, cpu_percent_max_ = 0.0;
+  double cpu_seconds_ = 0.0, cpu_window_seconds_ = 0.0;  // process CPU time over the windows it was read in
+  double cpu_percent_max_ = 0.0;
   double rss_bytes_sum_ = 0.0;
   int64_t rss_samples_ = 0, rss_bytes_max_ = 0, peak_rss_bytes_ = 0;
   std::vector<double> core_percent_sums_;

@@ -114,8 +114,9 @@ std::string fit_text(const std::string& text, double size, double max_width) {
   }
   const auto fits = static_cast<size_t>(std::max(0.0, max_width / (0.6 * size) - 3.0));
   const size_t head = (fits + 1) / 2, tail = fits - head;
-  return text.substr(0, starts[std::min(head, starts.size())]) + "..." +
-         (tail == 0 ? std::string() : text.substr(starts[starts.size() - std::min(tail, starts.size())]));
+  const size_t head_end = head < starts.size() ? starts[head] : text.size();
+  const size_t tail_start = tail == 0 ? text.size() : starts[starts.size() - std::min(tail, starts.size())];
+  return text.substr(0, head_end) + "..." + text.substr(std::max(head_end, tail_start));
 }
 
 double draw_legend(SvgCanvas& canvas, double x, double top, double width, const std::vector<LegendEntry>& entries) {

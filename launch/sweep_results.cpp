@@ -144,7 +144,13 @@ RunMetrics run_metrics(const SweepRun& run) {
     }
     if (epochs.size() > 1) m["epoch_s"] = later_sum / static_cast<double>(epochs.size() - 1);
     const auto& summary = report.at("summary");
+    // All workers: the sum of their rates where rank 0 gathered them (as `dtbench report` does).
     m["images_per_s"] = summary.at("images_per_second").get<double>() * static_cast<double>(world);
+    if (report.contains("workers")) {
+      double sum = 0.0;
+      for (const auto& w : report.at("workers").at("per_worker")) sum += w.value("images_per_second", 0.0);
+      if (sum > 0) m["images_per_s"] = sum;
+    }
     m["test_accuracy"] = summary.at("final_test_accuracy").get<double>();
     for (const auto& phase : kPhases) {
       m[phase + "_ms"] = 1e3 * summary.at("all_epochs_phases").at(phase).at("mean_s").get<double>();

@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "launch/report_run.h"
 #include "unit/cli_helpers.h"
 #include "unit/report_checks.h"
 #include "unit/xml_check.h"
@@ -67,8 +69,17 @@ TEST_F(CliReportDistributed, ARingRunShowsEveryWorkerAndEachWorkersPhasesSumToIt
     EXPECT_NEAR(sum, phases["step"].get<double>(), testing::kPhaseSumTolerance * phases["step"].get<double>());
   }
 
+  // The run's throughput is both workers' together, not rank 0's alone.
+  double all_workers = 0;
+  for (const auto& worker : report["workers"]["per_worker"]) all_workers += worker["images_per_second"].get<double>();
+  const RunRecord record = load_run(run);
+  EXPECT_NEAR(record.images_per_second, all_workers, 1e-6 * all_workers);
+  EXPECT_GT(record.images_per_second, 1.5 * report["summary"]["images_per_second"].get<double>());
+
   const Outcome r = dtbench("report " + run.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(fmt::format("images/s over the run, all workers: {:.0f}", all_workers)), std::string::npos)
+      << r.output;
   for (const char* row : {"rank 0", "rank 1", "mean across workers", "min across workers", "max across workers",
                           "slowest worker (longest compute per step): rank", "wait ms (for the last rank)",
                           "transfer ms", "Resources per worker"}) {

@@ -8,6 +8,7 @@
 
 #include "launch/chart_axis.h"
 #include "launch/report_svg.h"
+#include "launch/report_table.h"
 #include "launch/svg_canvas.h"
 #include "unit/xml_check.h"
 
@@ -85,6 +86,14 @@ TEST(ReportSvg, LongLabelsLoseTheirMiddle) {
   EXPECT_EQ(fit_text("abcdefghijklmnopqrstuvwxyz", 10, 13 * 6.0), "abcde...vwxyz");
   EXPECT_EQ(fit_text("short", 10, 13 * 6.0), "short");
   EXPECT_EQ(fit_text("ééééééééééééééééé", 10, 13 * 6.0), "ééééé...ééééé");  // cut between characters
+}
+
+TEST(ReportSvg, ControlCharactersAndNonFiniteBoundsKeepChartsWellFormed) {
+  EXPECT_EQ(escape_xml("\x1b[31merror\x1b[0m\tok"), "&#xFFFD;[31merror&#xFFFD;[0m\tok");
+  const ChartAxis nan_axis = ChartAxis::logarithmic(std::nan(""), std::nan(""));
+  EXPECT_FALSE(nan_axis.ticks().empty());
+  const ChartAxis inf_axis = ChartAxis::linear(0.0, std::numeric_limits<double>::infinity());
+  for (const double tick : inf_axis.ticks()) EXPECT_TRUE(std::isfinite(tick));
 }
 
 TEST(ReportSvg, LineChartsBreakAtMissingReadingsAndLabelEverySeries) {

@@ -43,8 +43,11 @@ TEST(ResourceSampler, ParsesProcText) {
   EXPECT_FALSE(parse_status_bytes(status, "VmSwap").has_value());
 }
 
+constexpr const char* kNoNvml = "/nonexistent/libnvidia-ml.so.1";
+
 TEST(ResourceSampler, SeesABusyLoopAndStopsAtOnce) {
-  auto sampler = std::make_unique<ResourceSampler>(ResourceSamplerOptions{.interval = 20ms});
+  // No NVML here (its start-up can take seconds on a GPU host): this test times the sampler alone.
+  auto sampler = std::make_unique<ResourceSampler>(ResourceSamplerOptions{.interval = 20ms, .nvml_library = kNoNvml});
   burn_cpu(300ms);
   const auto running = sampler->summary();  // while the thread runs
   EXPECT_GE(running["samples"].get<int64_t>(), 5);
@@ -74,7 +77,7 @@ TEST(ResourceSampler, SeesABusyLoopAndStopsAtOnce) {
 
 TEST(ResourceSampler, DestructionDoesNotWaitOutTheInterval) {
   const auto begin = std::chrono::steady_clock::now();
-  { ResourceSampler sampler({.interval = 10s}); }
+  { ResourceSampler sampler({.interval = 10s, .nvml_library = kNoNvml}); }
   EXPECT_LT(std::chrono::steady_clock::now() - begin, 100ms);
 }
 
