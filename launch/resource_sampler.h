@@ -3,8 +3,9 @@
 // the process (as a percentage of one core, so 4 busy threads read 400), utilisation of every core
 // of the machine, and resident memory (VmRSS) with its peak (VmHWM), from /proc (Linux only;
 // elsewhere the means leave them out and the series read 0); and, where NVML finds a GPU, each
-// GPU's utilisation, memory and power (gpu_sampler.h). The transport's byte counts are handed in by the training loop, which
-// learns them from each step's comm split; the summary reports them beside the rest.
+// GPU's utilisation, memory and power (gpu_sampler.h). The transport's byte counts are handed in
+// by the training loop, which learns them from each step's comm split; the summary reports them
+// beside the rest.
 //
 // The series is kept in memory for a chart: at most max_samples points; when full, every other
 // point is dropped and from then on only every second sample is kept (and so on, doubling), so a
