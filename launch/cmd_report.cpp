@@ -3,6 +3,7 @@
 // timelines merged into trace.json.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -95,15 +96,13 @@ void run_report(const ReportOptions& options) {
     }
   }
   // Runs started in the same second under the same name share a directory name: tell them apart
-  // by the folder that holds them.
-  for (size_t i = 0; i < runs.size(); ++i) {
-    for (size_t j = i + 1; j < runs.size(); ++j) {
-      if (runs[i].name != runs[j].name) continue;
-      for (const size_t k : {i, j}) {
-        const auto parent = fs::absolute(runs[k].path).parent_path().parent_path().filename().string();
-        if (runs[k].name.find('/') == std::string::npos) runs[k].name = parent + "/" + runs[k].name;
-      }
-    }
+  // by the folder that holds them (every run of a shared name, however many share it).
+  std::map<std::string, int> uses;
+  for (const auto& run : runs) ++uses[run.name];
+  for (auto& run : runs) {
+    if (uses[run.name] < 2 || run.name.find('/') != std::string::npos) continue;
+    const fs::path dir = fs::absolute(run.path).lexically_normal().parent_path();  // run.path: its report.json
+    run.name = dir.parent_path().filename().string() + "/" + run.name;
   }
   if (options.baseline < 1 || static_cast<size_t>(options.baseline) > runs.size()) {
     fail_input("--baseline {}: choose a run from 1 to {}", options.baseline, runs.size());
