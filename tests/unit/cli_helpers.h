@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,29 @@ class Background {
   std::string output_;
   int status_ = -1;
 };
+
+// A whole file as text ("" if it cannot be read).
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+inline std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  for (std::string part; std::getline(stream, part, separator);) parts.push_back(part);
+  return parts;
+}
+
+// A weights.bin (save_weights): the model's values as float32.
+inline std::vector<float> read_weights(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::vector<float> values(std::filesystem::file_size(file) / sizeof(float));
+  in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+  return values;
+}
 
 // The single entry of `dir` (a run directory under an output folder), or an empty path.
 inline std::filesystem::path only_child(const std::filesystem::path& dir) {

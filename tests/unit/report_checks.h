@@ -9,21 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "unit/cli_helpers.h"
+
 namespace dtbench::testing {
-
-inline std::string read_text(const std::filesystem::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-inline std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::stringstream stream(text);
-  for (std::string part; std::getline(stream, part, separator);) parts.push_back(part);
-  return parts;
-}
 
 // The columns of phases.csv as README.md documents them: the `names` in the first cell of each row
 // of the table after "`phases.csv` has one row per", in order, joined by commas.

@@ -22,6 +22,8 @@ namespace dtbench {
 namespace {
 
 namespace fs = std::filesystem;
+
+using testing::read_weights;
 using Clock = std::chrono::steady_clock;
 
 using testing::mpirun;
@@ -29,13 +31,6 @@ using testing::only_child;
 using testing::Outcome;
 using testing::read_json;
 using testing::shell;
-
-std::vector<float> read_weights(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::vector<float> values((fs::file_size(file)) / sizeof(float));
-  in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
-  return values;
-}
 
 class Distributed : public testing::TempDirTest {
  protected:

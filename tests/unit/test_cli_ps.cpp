@@ -15,18 +15,13 @@ namespace dtbench {
 namespace {
 
 namespace fs = std::filesystem;
+
+using testing::read_weights;
 using testing::Background;
 using testing::only_child;
 using testing::Outcome;
 using testing::read_json;
 using testing::shell;
-
-std::vector<float> read_weights(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::vector<float> values(fs::file_size(file) / sizeof(float));
-  in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
-  return values;
-}
 
 class ParameterServerCli : public testing::TempDirTest {};
 

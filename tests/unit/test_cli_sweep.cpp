@@ -24,23 +24,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using testing::read_text;
+using testing::split;
+
 using testing::dtbench;
 using testing::Outcome;
 using testing::read_json;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::stringstream stream(text);
-  for (std::string line; std::getline(stream, line);) lines.push_back(line);
-  return lines;
-}
 
 class CliSweep : public testing::TempDirTest {
  protected:
@@ -96,7 +85,7 @@ TEST_F(CliSweep, TinySweepReportsEveryConfigurationAndResumesWithoutRerunning) {
   }
 
   // results.csv: the documented columns, one row per run.
-  const auto csv = lines_of(read_text(dir / "results.csv"));
+  const auto csv = split(read_text(dir / "results.csv"), '\n');
   ASSERT_EQ(csv.size(), 1u + 8u);
   EXPECT_EQ(csv[0],
             "configuration,model,transport,workers,servers,repetition,warmup,status,error,run_s,process_s,epoch_s,"
@@ -151,7 +140,7 @@ TEST_F(CliSweep, ARunOverTheCapIsReportedAsCappedAndAnImpossibleConfigurationAsM
   const std::string table = read_text(dir / "results.md");
   EXPECT_NE(table.find("> 3 s cap"), std::string::npos) << table;
   EXPECT_NE(table.find("missing: transport none"), std::string::npos) << table;
-  const auto csv = lines_of(read_text(dir / "results.csv"));
+  const auto csv = split(read_text(dir / "results.csv"), '\n');
   ASSERT_EQ(csv.size(), 3u);
   EXPECT_NE(csv[1].find(",capped,"), std::string::npos);
   EXPECT_NE(csv[2].find(",missing,"), std::string::npos);

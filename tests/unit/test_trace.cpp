@@ -20,15 +20,10 @@ namespace dtbench {
 namespace {
 
 namespace fs = std::filesystem;
+
+using testing::read_text;
 using Clock = std::chrono::steady_clock;
 using std::chrono::microseconds;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
 // A step starting `at` µs after `origin`: load 10, forward 20, backward 30, then 50 µs of sync
 // holding comm 25 and update 15.
