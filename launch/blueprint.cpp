@@ -1,6 +1,5 @@
 #include "launch/blueprint.h"
 
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -9,6 +8,7 @@
 
 #include "core/models/models.h"
 #include "core/util/error.h"
+#include "core/util/files.h"
 #include "launch/default_blueprint.h"
 
 namespace dtbench {
@@ -266,11 +266,9 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
 }
 
 Blueprint load_blueprint(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream file(path);
-  if (!file) fail_input("blueprint {}: cannot open it (does the file exist?)", path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return parse_blueprint(text.str(), path, overrides);
+  const std::optional<std::string> text = read_file(path);
+  if (!text) fail_input("blueprint {}: cannot open it (does the file exist?)", path);
+  return parse_blueprint(*text, path, overrides);
 }
 
 }  // namespace dtbench

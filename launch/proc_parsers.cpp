@@ -1,8 +1,8 @@
 #include "launch/proc_parsers.h"
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
+
+#include "core/util/files.h"
 
 namespace dtbench {
 
@@ -90,12 +90,6 @@ std::optional<int64_t> parse_status_bytes(std::string_view proc_self_status, std
   return std::nullopt;
 }
 
-std::string read_proc_text(const char* path) {
-  std::ifstream file(path);
-  if (!file) return {};
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+std::string read_proc_text(const char* path) { return read_file(path).value_or(""); }
 
 }  // namespace dtbench

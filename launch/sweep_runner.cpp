@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -13,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "core/util/error.h"
+#include "core/util/files.h"
 #include "launch/child_process.h"
 #include "launch/run_directory.h"
 
@@ -30,12 +30,8 @@ constexpr double kTerminateGraceSeconds = 10.0;
 // A server that has not printed its address by then is not starting: a failure, not a capped run.
 constexpr double kServerStartSeconds = 60.0;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+// A log, or a report, as far as it has been written ("" before it exists).
+std::string read_text(const fs::path& path) { return read_file(path).value_or(""); }
 
 // The last line of a log that says what went wrong, for run.json and the results table.
 std::string last_error_line(const fs::path& log) {

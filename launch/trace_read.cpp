@@ -1,9 +1,8 @@
 #include "launch/trace_read.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
+
+#include "core/util/files.h"
 
 namespace dtbench {
 
@@ -57,14 +56,12 @@ std::optional<nlohmann::json> parse_trace_events(const std::string& text, const 
 }
 
 std::optional<nlohmann::json> read_trace_events(const std::filesystem::path& path, std::vector<std::string>& warnings) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
+  const std::optional<std::string> text = read_file(path);
+  if (!text) {
     warnings.push_back(fmt::format("{}: cannot be read; skipped", path.string()));
     return std::nullopt;
   }
-  std::stringstream text;
-  text << file.rdbuf();
-  return parse_trace_events(text.str(), path.string(), warnings);
+  return parse_trace_events(*text, path.string(), warnings);
 }
 
 }  // namespace dtbench

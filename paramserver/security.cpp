@@ -1,11 +1,10 @@
 #include "paramserver/security.h"
 
-#include <fstream>
-#include <sstream>
 
 #include <grpcpp/client_context.h>
 
 #include "core/util/error.h"
+#include "core/util/files.h"
 
 namespace dtbench {
 
@@ -17,11 +16,9 @@ constexpr std::string_view kBearer = "Bearer ";
 }  // namespace
 
 std::string read_text_file(const std::string& path, const std::string& what) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) fail_input("{} {}: cannot read it (does the file exist?)", what, path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
+  std::optional<std::string> text = read_file(path);
+  if (!text) fail_input("{} {}: cannot read it (does the file exist?)", what, path);
+  return std::move(*text);
 }
 
 std::string read_token_file(const std::string& path) {
