@@ -13,4 +13,7 @@ inline constexpr const char* kPhasesCsvHeader = "run,transport,world,epoch,worke
 
 std::string phases_csv(const std::vector<RunRecord>& runs);
 
+// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
+std::string csv_field(const std::string& text);
+
 }  // namespace dtbench

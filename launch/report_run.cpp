@@ -116,6 +116,16 @@ void read_workers(const json& workers, const fs::path& file, RunRecord& run) {
 
 }  // namespace
 
+double run_images_per_second(const json& report) {
+  double sum = 0.0;
+  if (report.contains("workers") && report["workers"].contains("per_worker")) {
+    for (const json& w : report["workers"]["per_worker"]) sum += w.value("images_per_second", 0.0);
+  }
+  if (sum > 0) return sum;
+  if (!report.contains("summary") || !report["summary"].is_object()) return 0.0;
+  return report["summary"].value("images_per_second", 0.0) * report.value("world", 1);
+}
+
 RunRecord load_run(const fs::path& run_dir) {
   RunRecord run;
   run.path = run_dir / "report.json";
@@ -132,17 +142,8 @@ RunRecord load_run(const fs::path& run_dir) {
   run.world = report.value("world", 1);
   run.wall_seconds = report.value("wall_seconds", 0.0);
   run.epochs = epoch_records(report, run.path);
-  if (report.contains("summary") && report["summary"].is_object()) {
-    // Rank 0's own rate; every worker trains as many images, so the run's is about world times it ...
-    run.images_per_second = report["summary"].value("images_per_second", 0.0) * run.world;
-  }
-  if (report.contains("workers")) {
-    read_workers(report["workers"], run.path, run);
-    // ... and exactly the sum of the workers' rates where they were gathered.
-    double sum = 0.0;
-    for (const json& w : report["workers"]["per_worker"]) sum += w.value("images_per_second", 0.0);
-    if (sum > 0) run.images_per_second = sum;
-  }
+  run.images_per_second = run_images_per_second(report);
+  if (report.contains("workers")) read_workers(report["workers"], run.path, run);
   if (run.resources.empty()) {
     // Rank 0's own, from report.json, when the workers' files are not there.
     if (auto resources = resource_record(report, report.value("rank", 0), run.path)) {

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "launch/report_resources.h"
 
 namespace dtbench {
@@ -64,6 +66,10 @@ struct RunRecord {
   bool parameter_server() const { return transport.starts_with("ps-"); }
   double final_accuracy() const { return epochs.empty() ? 0.0 : epochs.back().test_accuracy; }
 };
+
+// A run's images/s, all workers together, from its report.json: the sum of the workers' rates
+// where rank 0 gathered them, else rank 0's own times the world (every worker trains as many).
+double run_images_per_second(const nlohmann::json& report);
 
 // Reads `run_dir`/report.json; an InputError naming the file when it is missing, not JSON, or
 // lacks a key the report needs.

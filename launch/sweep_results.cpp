@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/util/error.h"
+#include "launch/report_csv.h"
+#include "launch/report_run.h"
 #include "launch/run_directory.h"
 
 namespace dtbench {
@@ -38,7 +40,6 @@ std::string format_value(double value, const std::string& metric, double cap_s) 
   if (std::isinf(value)) return fmt::format("> {:g} s cap", cap_s);
   if (metric == "test_accuracy") return fmt::format("{:.2f}%", 100 * value);
   if (metric == "images_per_s") return fmt::format("{:.0f}", value);
-  if (metric.ends_with("_ms")) return fmt::format("{:.3f}", value);
   return fmt::format("{:.3f}", value);
 }
 
@@ -64,13 +65,6 @@ nlohmann::json spread_json(const Spread& s) {
     return v;
   };
   return {{"n", s.count}, {"median", number(s.median)}, {"min", number(s.min)}, {"max", number(s.max)}};
-}
-
-std::string csv_quote(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
 }
 
 // The twin of `c` with `value` on `axis`, all other axis values equal.
@@ -131,7 +125,7 @@ RunMetrics run_metrics(const SweepRun& run) {
   const fs::path file = run.dir / "report.json";
   const nlohmann::json report = read_report(file);
   try {
-    const int64_t world = report.at("world").get<int64_t>();
+    report.at("world");  // required, as is summary.images_per_second: run_images_per_second is lenient
     m["process_s"] = run.process_seconds;
     m["run_s"] = report.at("wall_seconds").get<double>();
     const auto& epochs = report.at("epochs");
@@ -144,13 +138,8 @@ RunMetrics run_metrics(const SweepRun& run) {
     }
     if (epochs.size() > 1) m["epoch_s"] = later_sum / static_cast<double>(epochs.size() - 1);
     const auto& summary = report.at("summary");
-    // All workers: the sum of their rates where rank 0 gathered them (as `dtbench report` does).
-    m["images_per_s"] = summary.at("images_per_second").get<double>() * static_cast<double>(world);
-    if (report.contains("workers")) {
-      double sum = 0.0;
-      for (const auto& w : report.at("workers").at("per_worker")) sum += w.value("images_per_second", 0.0);
-      if (sum > 0) m["images_per_s"] = sum;
-    }
+    summary.at("images_per_second");
+    m["images_per_s"] = run_images_per_second(report);
     m["test_accuracy"] = summary.at("final_test_accuracy").get<double>();
     for (const auto& phase : kPhases) {
       m[phase + "_ms"] = 1e3 * summary.at("all_epochs_phases").at(phase).at("mean_s").get<double>();
@@ -279,8 +268,8 @@ void write_sweep_results(const SweepBlueprint& sweep, const SweepResults& result
   for (const auto& r : results.configurations) {
     const auto& c = r.configuration;
     auto prefix = [&] {
-      std::vector<std::string> cells = {csv_quote(c.id)};
-      for (const auto& [key, value] : c.values) cells.push_back(csv_quote(value));
+      std::vector<std::string> cells = {csv_field(c.id)};
+      for (const auto& [key, value] : c.values) cells.push_back(csv_field(value));
       const std::vector<std::pair<std::string, std::string>> settings = {
           {"workers", std::to_string(c.workers)}, {"servers", std::to_string(c.servers)}, {"transport", c.transport}};
       for (const auto& [setting, value] : settings) {
@@ -290,7 +279,7 @@ void write_sweep_results(const SweepBlueprint& sweep, const SweepResults& result
     };
     if (!c.missing.empty()) {
       auto cells = prefix();
-      cells.insert(cells.end(), {"", "", "missing", csv_quote(c.missing)});
+      cells.insert(cells.end(), {"", "", "missing", csv_field(c.missing)});
       cells.resize(cells.size() + kMetrics.size());
       csv += fmt::format("{}\n", fmt::join(cells, ","));
       continue;
@@ -298,7 +287,7 @@ void write_sweep_results(const SweepBlueprint& sweep, const SweepResults& result
     for (const auto& run : r.runs) {
       auto cells = prefix();
       cells.insert(cells.end(), {std::to_string(run.repetition), run.warmup ? "true" : "false", run.status,
-                                 csv_quote(run.error)});
+                                 csv_field(run.error)});
       const RunMetrics& m = r.metrics[static_cast<size_t>(&run - r.runs.data())];
       for (const auto& metric : kMetrics) {
         const auto it = m.find(metric);

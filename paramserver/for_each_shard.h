@@ -20,7 +20,6 @@ class ShardThreads {
   ShardThreads(const ShardThreads&) = delete;
   ShardThreads& operator=(const ShardThreads&) = delete;
 
-  size_t shards() const { return shards_; }
 
   template <typename Fn>
   auto run(Fn fn) -> std::vector<decltype(fn(0))> {

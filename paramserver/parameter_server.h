@@ -56,7 +56,6 @@ class ParameterServer {
 
   // host:port as bound (the chosen port when asked for port 0).
   const std::string& address() const { return address_; }
-  int port() const { return port_; }
   const KeyPlacement& placement() const { return placement_; }
 
   // Until the server is asked to stop (Shutdown call, every worker done, request_stop()); false

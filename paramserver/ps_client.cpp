@@ -19,7 +19,7 @@ ConnectionOptions connection_options(const PsClientOptions& options, int shard) 
 }
 
 PsClient::PsClient(PsClientOptions options, const KeyPlacement& placement)
-    : options_(std::move(options)), placement_(placement) {
+    : options_(std::move(options)) {
   if (options_.servers.empty()) fail_input("no parameter servers given: set ps.servers=host:port[,host:port...]");
   if (static_cast<int>(options_.servers.size()) != placement.options().shard_count) {
     fail_input("{} parameter servers given but the key placement has {} shards", options_.servers.size(),

@@ -29,7 +29,7 @@ ConnectionOptions connection_options(const PsClientOptions& options, int shard);
 
 class PsClient {
  public:
-  // `placement` must have options.servers.size() shards and outlive the client.
+  // `placement` must have options.servers.size() shards.
   PsClient(PsClientOptions options, const KeyPlacement& placement);
 
   int shard_count() const { return static_cast<int>(connections_.size()); }
@@ -51,7 +51,6 @@ class PsClient {
 
  private:
   PsClientOptions options_;
-  const KeyPlacement& placement_;
   std::vector<std::unique_ptr<PsConnection>> connections_;
   std::unique_ptr<ShardThreads> shard_threads_;  // one per shard beyond the first, for the client's life
   std::vector<KeyIndex> indexes_;

@@ -98,9 +98,8 @@ nlohmann::json ShardUpdater::stats_json() const {
 void ShardUpdater::stop(const std::string& reason) {
   {
     std::lock_guard lock(queue_mutex_);
-    if (stopped_) return;
+    if (stopping_) return;
     stopping_ = true;
-    stopped_ = true;
     stop_reason_ = reason;
   }
   queue_ready_.notify_all();

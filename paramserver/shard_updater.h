@@ -101,7 +101,6 @@ class ShardUpdater {
   ShardUpdater(const ShardUpdater&) = delete;
   ShardUpdater& operator=(const ShardUpdater&) = delete;
 
-  int64_t float_count() const { return float_count_; }
   // Queues a gradient; `done` is called exactly once, from the update thread (or at once when the
   // updater has stopped).
   void submit(Gradient gradient, PushDone done);
@@ -156,7 +155,6 @@ class ShardUpdater {
   std::condition_variable queue_ready_;
   std::deque<Event> queue_;
   bool stopping_ = false;
-  bool stopped_ = false;
   std::string stop_reason_;
 
   // The update thread's own state.
