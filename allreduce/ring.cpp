@@ -96,15 +96,24 @@ void ring_allreduce(const AllreduceOptions& o) {
   std::vector<float> local_scratch;
   std::vector<float>& scratch = o.scratch != nullptr ? *o.scratch : local_scratch;
   scratch.resize(static_cast<size_t>(segment(o.count, world, world - 1).count + 1));
-  std::vector<MPI_Request> receives, sends;
+  // Called for every bucket of every step: the request lists are kept per thread (the training
+  // thread, or the overlap thread) rather than allocated each call.
+  thread_local std::vector<MPI_Request> receives, sends;
 
-  int step = 0;
-  const char* phase = "";
+  // Where the ring is, for a timeout's message. The message is built only on failure; the
+  // closure holds one pointer, so std::function keeps it without allocating.
+  struct Where {
+    const AllreduceOptions& o;
+    const char* phase;
+    int step, rank, left, right;
+  } where{o, "", 0, rank, left, right};
+  int& step = where.step;
+  const char*& phase = where.phase;
   WaitPolicy wait = o.wait;
-  wait.describe = [&] {
+  wait.describe = [w = &where] {
     return fmt::format("ring allreduce of {} floats, {} step {}: rank {} waiting for rank {} (left) / {} (right){}",
-                       o.count, phase, step, rank, left, right,
-                       o.wait.describe ? "; " + o.wait.describe() : std::string());
+                       w->o.count, w->phase, w->step, w->rank, w->left, w->right,
+                       w->o.wait.describe ? "; " + w->o.wait.describe() : std::string());
   };
 
   phase = "reduce-scatter";
