@@ -68,7 +68,7 @@ class PushReactor final : public grpc::ServerReadReactor<ps::PushChunk> {
       worker_ = chunk_.worker();
       version_ = chunk_.version();
       if (grpc::Status status = parts_.roster->check_worker(worker_); !status.ok()) return status;
-      buffer_.reset(new float[static_cast<size_t>(parts_.index->float_count)]);
+      buffer_ = parts_.updater->take_gradient_buffer();  // float_count floats, the shard's
       assembler_.emplace(*parts_.index, buffer_.get(), /*require_finite=*/true);
     } else if (chunk_.worker() != worker_ || chunk_.version() != version_) {
       return invalid(fmt::format("the push changed its header midway (worker {} -> {}, version {} -> {})", worker_,

@@ -95,6 +95,24 @@ nlohmann::json ShardUpdater::stats_json() const {
   return json;
 }
 
+std::unique_ptr<float[]> ShardUpdater::take_gradient_buffer() {
+  {
+    std::lock_guard lock(buffers_mutex_);
+    if (!free_buffers_.empty()) {
+      std::unique_ptr<float[]> buffer = std::move(free_buffers_.back());
+      free_buffers_.pop_back();
+      return buffer;
+    }
+  }
+  return std::unique_ptr<float[]>(new float[static_cast<size_t>(float_count_)]);
+}
+
+void ShardUpdater::return_gradient_buffer(std::unique_ptr<float[]> buffer) {
+  if (buffer == nullptr) return;
+  std::lock_guard lock(buffers_mutex_);
+  free_buffers_.push_back(std::move(buffer));
+}
+
 void ShardUpdater::stop(const std::string& reason) {
   {
     std::lock_guard lock(queue_mutex_);
@@ -180,7 +198,7 @@ void ShardUpdater::expire(SteadyClock::time_point now, Completions& completions)
       for (int w : present) {
         completions.emplace_back(std::exchange(waiting_[static_cast<size_t>(w)], nullptr),
                                  refused(grpc::StatusCode::ABORTED, message));
-        arrived_[static_cast<size_t>(w)].reset();
+        return_gradient_buffer(std::move(arrived_[static_cast<size_t>(w)]));
       }
       arrived_count_ = 0;
       std::lock_guard lock(state_mutex_);
@@ -278,7 +296,7 @@ void ShardUpdater::apply_sync_step(Completions& completions) {
   }
   for (size_t w = 0; w < arrived_.size(); ++w) {
     if (!arrived_[w]) continue;
-    arrived_[w].reset();
+    return_gradient_buffer(std::move(arrived_[w]));
     completions.emplace_back(std::exchange(waiting_[w], nullptr), PushOutcome{grpc::Status::OK, version_, 0});
   }
   arrived_count_ = 0;
@@ -309,6 +327,7 @@ void ShardUpdater::handle_async(Gradient& gradient, PushDone done, Completions& 
   }
   timing.aggregate_end = SteadyClock::now();
   apply(values, timing);
+  return_gradient_buffer(std::move(gradient.values));
   {
     std::lock_guard lock(state_mutex_);
     stats_.aggregation.add(seconds_between(timing.aggregate_start, timing.aggregate_end));
