@@ -126,7 +126,9 @@ double run_images_per_second(const json& report) {
   return report["summary"].value("images_per_second", 0.0) * report.value("world", 1);
 }
 
-RunRecord load_run(const fs::path& run_dir) {
+namespace {
+
+RunRecord read_run(const fs::path& run_dir) {
   RunRecord run;
   run.path = run_dir / "report.json";
   const json report = parse_file(run.path);
@@ -151,6 +153,17 @@ RunRecord load_run(const fs::path& run_dir) {
     }
   }
   return run;
+}
+
+}  // namespace
+
+RunRecord load_run(const fs::path& run_dir) {
+  try {
+    return read_run(run_dir);
+  } catch (const json::exception& error) {
+    // A key of the wrong type (a number where text belongs, say) that no check above named.
+    fail_input("{}: {}", (run_dir / "report.json").string(), error.what());
+  }
 }
 
 std::array<double, kReportPhaseCount> mean_phases(const std::vector<EpochRecord>& epochs, size_t first) {

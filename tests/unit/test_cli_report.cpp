@@ -138,6 +138,21 @@ TEST_F(CliReport, ADirectoryWithoutAReportIsAnInputErrorNamingThePath) {
   const Outcome lacking = dtbench("report " + empty.string());
   EXPECT_EQ(lacking.exit_code, 2) << lacking.output;
   EXPECT_NE(lacking.output.find("'epochs'"), std::string::npos) << lacking.output;
+
+  std::ofstream(empty / "report.json") << "[]";
+  const Outcome not_object = dtbench("report " + empty.string());
+  EXPECT_EQ(not_object.exit_code, 2) << not_object.output;
+  EXPECT_NE(not_object.output.find("not a JSON object"), std::string::npos) << not_object.output;
+
+  std::ofstream(empty / "report.json") << "{\"status\": \"complete\", \"epochs\": [{\"epoch\": \"one\"}]}";
+  const Outcome not_number = dtbench("report " + empty.string());
+  EXPECT_EQ(not_number.exit_code, 2) << not_number.output;
+  EXPECT_NE(not_number.output.find("is not a number"), std::string::npos) << not_number.output;
+
+  std::ofstream(empty / "report.json") << "{\"status\": \"failed\", \"error\": 5, \"epochs\": []}";
+  const Outcome wrong_type = dtbench("report " + empty.string());
+  EXPECT_EQ(wrong_type.exit_code, 2) << wrong_type.output;
+  EXPECT_NE(wrong_type.output.find((empty / "report.json").string()), std::string::npos) << wrong_type.output;
 }
 
 }  // namespace

@@ -112,6 +112,15 @@ TEST_F(CliSweep, TinySweepReportsEveryConfigurationAndResumesWithoutRerunning) {
   EXPECT_TRUE(fs::exists(unfinished.string() + ".attempt-1"));
   EXPECT_EQ(read_json(unfinished / "run.json")["status"], "complete");
 
+  // A run.json that cannot be read marks no finished run either: warned about, and redone.
+  std::ofstream(unfinished / "run.json") << "{";
+  const Outcome unreadable = dtbench("sweep " + file.string() + " --no-report");
+  ASSERT_EQ(unreadable.exit_code, 0) << unreadable.output;
+  EXPECT_NE(unreadable.output.find("1 run(s) made, 7 kept"), std::string::npos) << unreadable.output;
+  EXPECT_NE(unreadable.output.find((unfinished / "run.json").string() + ": unreadable"), std::string::npos)
+      << unreadable.output;
+  EXPECT_TRUE(fs::exists(unfinished.string() + ".attempt-2"));
+
   // Other settings under the same sweep directory are refused, not mixed in.
   const Outcome changed = dtbench("sweep " + file.string() + " --set optimizer.lr=0.5");
   EXPECT_NE(changed.exit_code, 0);
@@ -161,6 +170,20 @@ TEST_F(CliSweep, BadSweepFilesAreErrorsNamingFileAndKey) {
   r = dtbench("sweep " + bad_compare.string() + " --dry-run");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("compare.baseline"), std::string::npos) << r.output;
+
+  r = dtbench("sweep " + (root_ / "absent.yaml").string() + " --dry-run");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("absent.yaml: cannot open it"), std::string::npos) << r.output;
+
+  std::ofstream(root_ / "broken.yaml") << "axes: [\n";
+  r = dtbench("sweep " + (root_ / "broken.yaml").string() + " --dry-run");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("broken.yaml: not valid YAML"), std::string::npos) << r.output;
+
+  std::ofstream(root_ / "list.yaml") << "- a\n- b\n";
+  r = dtbench("sweep " + (root_ / "list.yaml").string() + " --dry-run");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("expected a mapping of keys at the top"), std::string::npos) << r.output;
 }
 
 using SweepPlan = testing::TempDirTest;
