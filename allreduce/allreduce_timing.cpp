@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "allreduce/mpi_check.h"
+#include "core/profile/profiler.h"
 
 namespace dtbench {
 
@@ -63,12 +64,6 @@ double warm_up(const AllreduceTimingOptions& o) {
     }
   }
   return counted > 0 ? timed / counted : 0.0;
-}
-
-double percentile(const std::vector<double>& sorted, double fraction) {
-  const auto n = static_cast<double>(sorted.size());
-  const auto index = static_cast<size_t>(std::max(std::ceil(fraction * n) - 1.0, 0.0));
-  return sorted[std::min(index, sorted.size() - 1)];
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "core/util/error.h"
 #include "launch/bench_ops_report.h"
 #include "launch/run_directory.h"
+#include "launch/statistics.h"
 
 namespace dtbench {
 
@@ -64,12 +65,11 @@ void time_pass(const OpPass& pass, const OpsBenchOptions& options, OpRow& row) {
     const bool enough = static_cast<int>(seconds.size()) >= kMinTimedRuns;
     if (enough && options.max_pass_seconds > 0 && total_seconds >= options.max_pass_seconds) break;
   }
-  std::sort(seconds.begin(), seconds.end());
-  const size_t middle = seconds.size() / 2;
-  row.iterations = static_cast<int>(seconds.size());
-  row.median_seconds = seconds.size() % 2 == 1 ? seconds[middle] : (seconds[middle - 1] + seconds[middle]) / 2;
-  row.min_seconds = seconds.front();
-  row.max_seconds = seconds.back();
+  const Spread spread = spread_of(std::move(seconds));
+  row.iterations = static_cast<int>(spread.count);
+  row.median_seconds = spread.median;
+  row.min_seconds = spread.min;
+  row.max_seconds = spread.max;
 }
 
 OpsReport run_ops_bench(const OpsBenchOptions& options) {

@@ -35,6 +35,7 @@
 #include <spdlog/spdlog.h>
 
 #include "allreduce/mpi_info.h"
+#include "core/profile/profiler.h"
 #include "core/util/error.h"
 #include "launch/byte_sizes.h"
 #include "paramserver/parameter_server.h"
@@ -266,12 +267,6 @@ struct SizeResult {
   double gbps = 0;          // 2 · bytes / mean_seconds / 1e9
   int64_t wrong_count = 0;  // over every worker's pulled values in the check round
 };
-
-double percentile(const std::vector<double>& sorted, double fraction) {
-  const auto n = static_cast<double>(sorted.size());
-  const auto index = static_cast<size_t>(std::max(std::ceil(fraction * n) - 1.0, 0.0));
-  return sorted[std::min(index, sorted.size() - 1)];
-}
 
 // The workers' warm-up rounds; returns the slowest worker's mean round (the first round, which
 // pays for connection set-up and page faults, left out unless it is the only one).

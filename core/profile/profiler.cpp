@@ -6,16 +6,11 @@
 
 namespace dtbench {
 
-namespace {
-
-// Nearest-rank percentile of sorted samples, q in [0, 1].
 double percentile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0.0;
   const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
   return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
 }
-
-}  // namespace
 
 PhaseStats summarize(std::vector<double> samples) {
   PhaseStats stats;

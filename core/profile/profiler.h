@@ -23,6 +23,8 @@ struct EpochPhases {
   const PhaseStats& operator[](Phase p) const { return phase[static_cast<size_t>(p)]; }
 };
 
+// Nearest-rank percentile of sorted samples, q in [0, 1]; 0 for none. The benches use it too.
+double percentile(const std::vector<double>& sorted, double q);
 PhaseStats summarize(std::vector<double> samples);
 
 class Profiler {
