@@ -2,15 +2,21 @@
 
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "allreduce/mpi_check.h"
+#include "allreduce/request_wait.h"
 
 namespace dtbench {
 
 namespace {
 
+// Every collective is non-blocking and waited on with the run's deadline: a rank that stalls at
+// an epoch's end (when rank 0 gathers the reports) fails the others in bounded time, each with
+// its own report saying so, rather than leaving rank 0 blocked until another rank aborts the job.
 class MpiChannel : public ControlChannel {
  public:
-  MpiChannel() {
+  explicit MpiChannel(WaitPolicy policy) : policy_(std::move(policy)) {
     check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &world_);
@@ -22,21 +28,28 @@ class MpiChannel : public ControlChannel {
 
   std::string broadcast(const std::string& text) override {
     int64_t size = static_cast<int64_t>(text.size());
-    check_mpi(MPI_Bcast(&size, 1, MPI_INT64_T, 0, comm_), "MPI_Bcast");
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Ibcast(&size, 1, MPI_INT64_T, 0, comm_, &request), "MPI_Ibcast");
+    finish(request, "a broadcast from rank 0");
     std::string result = rank_ == 0 ? text : std::string(static_cast<size_t>(size), '\0');
-    check_mpi(MPI_Bcast(result.data(), static_cast<int>(size), MPI_CHAR, 0, comm_), "MPI_Bcast");
+    check_mpi(MPI_Ibcast(result.data(), static_cast<int>(size), MPI_CHAR, 0, comm_, &request), "MPI_Ibcast");
+    finish(request, "a broadcast from rank 0");
     return result;
   }
 
   std::vector<std::string> gather(const std::string& text) override {
     int size = static_cast<int>(text.size());
     std::vector<int> sizes(static_cast<size_t>(world_));
-    check_mpi(MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comm_), "MPI_Gather");
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Igather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comm_, &request), "MPI_Igather");
+    finish(request, "gathering every rank's report at rank 0 (an epoch's end)");
     std::vector<int> offsets(static_cast<size_t>(world_), 0);
     for (int r = 1; r < world_; ++r) offsets[static_cast<size_t>(r)] = offsets[static_cast<size_t>(r - 1)] + sizes[static_cast<size_t>(r - 1)];
     std::string all(rank_ == 0 ? static_cast<size_t>(offsets.back() + sizes.back()) : 0, '\0');
-    check_mpi(MPI_Gatherv(text.data(), size, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0, comm_),
-              "MPI_Gatherv");
+    check_mpi(MPI_Igatherv(text.data(), size, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0, comm_,
+                           &request),
+              "MPI_Igatherv");
+    finish(request, "gathering every rank's report at rank 0 (an epoch's end)");
     std::vector<std::string> result;
     if (rank_ != 0) return result;
     for (int r = 0; r < world_; ++r) {
@@ -46,8 +59,14 @@ class MpiChannel : public ControlChannel {
     return result;
   }
 
-
  private:
+  void finish(MPI_Request& request, const char* what) {
+    WaitPolicy policy = policy_;
+    policy.describe = [this, what] { return fmt::format("control channel, rank {}: {}", rank_, what); };
+    wait_all({&request, 1}, policy);
+  }
+
+  WaitPolicy policy_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int world_ = 1;
@@ -73,7 +92,13 @@ MpiSession::MpiSession() {
 
 MpiSession::~MpiSession() { MPI_Finalize(); }
 
-std::unique_ptr<ControlChannel> MpiSession::control_channel() const { return std::make_unique<MpiChannel>(); }
+std::unique_ptr<ControlChannel> make_mpi_channel(WaitPolicy policy) {
+  return std::make_unique<MpiChannel>(std::move(policy));
+}
+
+std::unique_ptr<ControlChannel> MpiSession::control_channel(WaitPolicy policy) const {
+  return make_mpi_channel(std::move(policy));
+}
 
 void MpiSession::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "allreduce/request_wait.h"
 #include "comm/control_channel.h"
 
 namespace dtbench {
@@ -23,8 +24,8 @@ class MpiSession {
   int local_rank() const { return local_rank_; }
   int local_world() const { return local_world_; }  // ranks on this host
   bool thread_multiple() const { return thread_multiple_; }
-  // A control channel on a communicator of its own.
-  std::unique_ptr<ControlChannel> control_channel() const;
+  // A control channel on a communicator of its own, its every wait bounded by `policy`.
+  std::unique_ptr<ControlChannel> control_channel(WaitPolicy policy) const;
 
   // Ends every rank of the job (after an error on one of them): MPI_Abort.
   [[noreturn]] static void abort(int code);
@@ -38,5 +39,9 @@ class MpiSession {
   int local_world_ = 1;
   bool thread_multiple_ = false;
 };
+
+// The control channel over MPI_COMM_WORLD (duplicated) once MPI is initialised, by a session or
+// by a test's own main.
+std::unique_ptr<ControlChannel> make_mpi_channel(WaitPolicy policy);
 
 }  // namespace dtbench

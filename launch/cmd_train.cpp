@@ -84,7 +84,8 @@ Worker join_run(const Blueprint& bp, const TrainOptions& options) {
   } else if (allreduce || MpiSession::launched_by_mpi()) {
     if (!bp.comm.iface.empty()) setenv("OMPI_MCA_btl_tcp_if_include", bp.comm.iface.c_str(), 1);
     worker.mpi = std::make_unique<MpiSession>();
-    worker.channel = worker.mpi->control_channel();
+    worker.channel = worker.mpi->control_channel(
+        {.timeout_seconds = bp.comm.timeout_s, .stop_requested = [] { return stop_signal != 0; }, .describe = {}});
     register_allreduce_transports({.bucket_bytes = static_cast<int64_t>(bp.comm.bucket_mb * (1 << 20)),
                                    .overlap = bp.comm.overlap,
                                    .chunk_bytes = bp.comm.chunk_kb * 1024,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "allreduce/allreduce.h"
+#include "allreduce/mpi_session.h"
 #include "core/util/error.h"
 #include "core/util/rng.h"
 
@@ -121,6 +122,27 @@ TEST(RingAllreduce, ASilentPeerIsATimeoutNamingTheRanks) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Comm_free(&comm);
+}
+
+// The control channel's collectives are bounded too: rank 0 gathering the reports of a rank that
+// never sends its own gets a timeout naming the gather, instead of blocking until someone aborts.
+TEST(ControlChannel, AGatherWithASilentRankTimesOut) {
+  const int rank = world_rank(), world = world_size();
+  if (world < 2) GTEST_SKIP() << "needs two ranks";
+  const auto channel = make_mpi_channel({.timeout_seconds = 0.5, .stop_requested = {}, .describe = {}});
+  if (rank == 0) {
+    try {
+      channel->gather("rank 0's report");
+      ADD_FAILURE() << "the gather finished although no other rank had sent";
+    } catch (const IoError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find("timed out after 0.5 s"), std::string::npos) << message;
+      EXPECT_NE(message.find("gathering every rank's report at rank 0"), std::string::npos) << message;
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank != 0) channel->gather("late");  // complete rank 0's collective, so nothing is left pending
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // Running the dtbench binary (or mpirun with it) from a test, and reading what it wrote.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -116,7 +117,8 @@ class TempDirTest : public ::testing::Test {
   void SetUp() override {
     root_ = std::filesystem::temp_directory_path() /
             ("dtbench-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name()) +
-             "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+             "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+             std::to_string(getpid()));  // two runs of one test at once do not share it
     std::filesystem::remove_all(root_);
     std::filesystem::create_directories(root_);
   }

@@ -160,16 +160,22 @@ TEST_F(Distributed, AStalledRankEndsTheRunWithinTheTimeout) {
   EXPECT_NE(outcome.exit_code, -1) << "the run hung";
   EXPECT_NE(outcome.exit_code, 0);
   EXPECT_LT(outcome.seconds, 2 * 3 + 5);
-  EXPECT_EQ(outcome.report["status"], "failed");
-  // Ranks 0 and 2 both wait for rank 1; whichever times out first aborts the job, and the other is
-  // stopped while still waiting. Either way rank 0's report names the wait.
-  const std::string error = outcome.report["error"].get<std::string>();
-  EXPECT_NE(error.find("waiting for rank"), std::string::npos) << error;
+  // Ranks 0 and 2 both wait for rank 1 (in a ring step, the exchange of arrival times, or rank 0's
+  // gather of the reports). The first to time out writes its report, marked failed with the wait
+  // it timed out in, and aborts the job; the other is stopped while waiting and, when the abort
+  // leaves it time, says so too — else its report is left as the last epoch wrote it.
   const fs::path run = only_child(root_ / "runs");
-  const std::string other = read_json(run / "worker-2.json").value("error", "");
-  EXPECT_TRUE(error.find("timed out after 3.0 s") != std::string::npos ||
-              other.find("timed out after 3.0 s") != std::string::npos)
-      << "rank 0: " << error << "\nrank 2: " << other;
+  int timed_out = 0;
+  for (const char* file : {"worker-0.json", "worker-2.json"}) {
+    const nlohmann::json report = read_json(run / file);
+    const std::string error = report.value("error", "");
+    SCOPED_TRACE(std::string(file) + ": " + error);
+    if (report["status"] == "running") continue;
+    EXPECT_EQ(report["status"], "failed");
+    EXPECT_TRUE(error.find("waiting") != std::string::npos || error.find("timed out") != std::string::npos);
+    timed_out += error.find("timed out after 3.0 s") != std::string::npos;
+  }
+  EXPECT_GE(timed_out, 1) << "no rank reported the 3 s timeout";
 }
 
 TEST_F(Distributed, AKilledRankEndsTheRunWithAClearError) {
