@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "core/util/hash.h"
+
 namespace dtbench {
 
 namespace {
@@ -10,12 +12,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 }  // namespace
 
-uint64_t weights_checksum(std::span<const float> values) {
-  uint64_t hash = 1469598103934665603ull;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
-  for (size_t i = 0; i < values.size_bytes(); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
-  return hash;
-}
+uint64_t weights_checksum(std::span<const float> values) { return fnv1a(values); }
 
 SyncTimes Transport::finish_step(Model& model, int64_t step) {
   SyncTimes times;

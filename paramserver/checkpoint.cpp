@@ -10,18 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/util/error.h"
+#include "core/util/hash.h"
 
 namespace dtbench {
 
 namespace {
 
 constexpr char kMagic[8] = {'D', 'T', 'B', 'P', 'S', 'C', 'K', '1'};
-
-uint64_t fnv1a(std::span<const float> values, uint64_t hash = 1469598103934665603ull) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
-  for (size_t i = 0; i < values.size_bytes(); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
-  return hash;
-}
 
 uint64_t payload_hash(const ShardState& state) {
   return fnv1a(state.optimizer_state, fnv1a(state.values));

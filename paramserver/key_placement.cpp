@@ -1,15 +1,11 @@
 #include "paramserver/key_placement.h"
 
 #include "core/util/error.h"
+#include "core/util/hash.h"
 
 namespace dtbench {
 
 namespace {
-
-uint64_t fnv1a(const std::string& text, uint64_t hash = 1469598103934665603ull) {
-  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
-  return hash;
-}
 
 // Balanced: a key goes to the shard its midpoint falls in when the model's floats are cut into
 // `shards` equal stretches. Monotone in key order, so each shard gets a contiguous run, and no

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/util/error.h"
+#include "core/util/hash.h"
 #include "core/util/rng.h"
 
 namespace dtbench {
@@ -12,14 +13,8 @@ namespace {
 // Parameters are aligned to 16 floats so each starts on a cache line (and a vector boundary).
 constexpr int64_t kParamAlignment = 16;
 
-uint64_t name_hash(const std::string& name) {
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a: stable across runs and compilers
-  for (unsigned char c : name) hash = (hash ^ c) * 1099511628211ull;
-  return hash;
-}
-
 void initialize_param(Param& param, uint64_t seed) {
-  Rng rng = Rng::derive(seed, name_hash(param.name));
+  Rng rng = Rng::derive(seed, fnv1a(param.name));
   const int64_t count = param.numel();
   switch (param.init) {
     case Init::Zeros:
