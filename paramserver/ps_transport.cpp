@@ -8,6 +8,7 @@
 
 #include "core/util/error.h"
 #include "paramserver/server_clock.h"
+#include "paramserver/server_stats.h"
 
 namespace dtbench {
 
@@ -138,19 +139,7 @@ nlohmann::json PsTransport::summary() const {
     json["floats_per_shard"] = floats;
     json["versions"] = versions_;
   }
-  if (options_.mode == PsMode::Async) {
-    nlohmann::json histogram = nlohmann::json::object();
-    int64_t count = 0, weighted = 0, largest = 0;
-    for (const auto& [staleness, n] : staleness_counts_) {
-      histogram[std::to_string(staleness)] = n;
-      count += n;
-      weighted += staleness * n;
-      largest = std::max(largest, staleness);
-    }
-    json["staleness"] = {{"histogram", histogram},
-                         {"mean", count > 0 ? static_cast<double>(weighted) / static_cast<double>(count) : 0.0},
-                         {"max", largest}};
-  }
+  if (options_.mode == PsMode::Async) json["staleness"] = staleness_json(staleness_counts_);
   if (clock_) {
     json["clock_offset_to_server_0_seconds"] = clock_->offset_seconds;
     json["clock_uncertainty_seconds"] = clock_->uncertainty_seconds;

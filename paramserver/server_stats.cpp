@@ -17,15 +17,21 @@ nlohmann::json TimeStat::to_json() const {
           {"max_seconds", max_seconds}};
 }
 
-nlohmann::json UpdateStats::to_json() const {
+nlohmann::json staleness_json(const std::map<int64_t, int64_t>& counts) {
   nlohmann::json histogram = nlohmann::json::object();
   int64_t gradients = 0, weighted = 0, largest = 0;
-  for (const auto& [staleness, count] : staleness_counts) {
+  for (const auto& [staleness, count] : counts) {
     histogram[std::to_string(staleness)] = count;
     gradients += count;
     weighted += staleness * count;
     largest = std::max(largest, staleness);
   }
+  return {{"histogram", histogram},
+          {"mean", gradients > 0 ? static_cast<double>(weighted) / static_cast<double>(gradients) : 0.0},
+          {"max", largest}};
+}
+
+nlohmann::json UpdateStats::to_json() const {
   return {{"updates_applied", updates_applied},
           {"gradients_accepted", gradients_accepted},
           {"gradients_rejected", gradients_rejected},
@@ -36,10 +42,7 @@ nlohmann::json UpdateStats::to_json() const {
           {"apply", apply.to_json()},
           {"straggler_wait", straggler_wait.to_json()},
           {"held_for_staleness", held.to_json()},
-          {"staleness",
-           {{"histogram", histogram},
-            {"mean", gradients > 0 ? static_cast<double>(weighted) / static_cast<double>(gradients) : 0.0},
-            {"max", largest}}}};
+          {"staleness", staleness_json(staleness_counts)}};
 }
 
 nlohmann::json TrafficStats::to_json() const {

@@ -47,4 +47,8 @@ struct TrafficStats {
   nlohmann::json to_json() const;
 };
 
+// A staleness histogram (staleness -> gradients) with its mean and max, as server and worker
+// reports give it.
+nlohmann::json staleness_json(const std::map<int64_t, int64_t>& counts);
+
 }  // namespace dtbench
