@@ -6,16 +6,13 @@
 
 #include "allreduce/mpi_check.h"
 #include "core/profile/profiler.h"
+#include "core/util/clock.h"
 
 namespace dtbench {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Collectives of the benchmark itself are non-blocking too, so a rank that has gone silent ends
 // the run at the deadline with a message instead of a hang.

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "allreduce/mpi_check.h"
+#include "core/util/clock.h"
 
 namespace dtbench {
 
@@ -15,10 +16,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double monotonic_seconds() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
-
-double seconds_between(Clock::time_point start, Clock::time_point end) {
-  return std::chrono::duration<double>(end - start).count();
-}
 
 }  // namespace
 

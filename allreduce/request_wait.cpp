@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "allreduce/mpi_check.h"
+#include "core/util/clock.h"
 
 namespace dtbench {
 
@@ -17,8 +18,7 @@ using Clock = std::chrono::steady_clock;
 template <typename Poll>
 void poll_until(Poll done, const WaitPolicy& policy) {
   const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(policy.timeout_seconds));
+  const auto deadline = start + to_duration(policy.timeout_seconds);
   for (uint64_t attempt = 0;; ++attempt) {
     if (done()) return;
     if (attempt < 2000) continue;

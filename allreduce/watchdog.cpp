@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/util/clock.h"
+
 namespace dtbench {
 
 Watchdog::Watchdog() : thread_([this] { watch(); }) {}
@@ -22,9 +24,7 @@ void Watchdog::arm(double timeout_seconds, std::function<std::string()> describe
     std::lock_guard lock(mutex_);
     armed_ = true;
     timeout_seconds_ = timeout_seconds;
-    deadline_ = std::chrono::steady_clock::now() +
-                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                    std::chrono::duration<double>(timeout_seconds));
+    deadline_ = std::chrono::steady_clock::now() + to_duration(timeout_seconds);
     describe_ = std::move(describe);
   }
   changed_.notify_all();

@@ -2,15 +2,10 @@
 
 #include <chrono>
 
+#include "core/util/clock.h"
 #include "core/util/hash.h"
 
 namespace dtbench {
-
-namespace {
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-}  // namespace
 
 uint64_t weights_checksum(std::span<const float> values) { return fnv1a(values); }
 

@@ -36,6 +36,7 @@
 
 #include "allreduce/mpi_info.h"
 #include "core/profile/profiler.h"
+#include "core/util/clock.h"
 #include "core/util/error.h"
 #include "launch/byte_sizes.h"
 #include "paramserver/parameter_server.h"
@@ -64,8 +65,6 @@ struct PsBenchOptions {
 constexpr int kMinIterations = 3;
 constexpr int kMaxIterations = 1000;
 constexpr int64_t kKeyFloatCount = 64 * 1024;  // ps.key_kb's default: keys of at most 256 KiB
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // A small integer in -16..15 from a hash of (seed, i): exact in float32 and not periodic in i, so a
 // slice written to the wrong place shows.

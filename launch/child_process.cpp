@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "core/util/clock.h"
 #include "core/util/error.h"
 
 extern char** environ;
@@ -148,7 +149,7 @@ int ChildProcess::terminate(double grace_seconds) {
   std::vector<pid_t> descendants = pid_ > 0 ? descendants_of(pid_) : std::vector<pid_t>{};
   if (poll() && descendants.empty()) return *status_;
   signal_all(SIGTERM, descendants);
-  const auto grace = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace_seconds));
+  const auto grace = to_duration(grace_seconds);
   const auto deadline = Clock::now() + grace;
   while (Clock::now() < deadline) {
     poll();

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/util/clock.h"
 #include "core/util/error.h"
 #include "core/util/files.h"
 #include "launch/child_process.h"
@@ -46,10 +47,6 @@ std::string last_error_line(const fs::path& log) {
 }
 
 std::string command_line(const std::vector<std::string>& argv) { return fmt::format("{}", fmt::join(argv, " ")); }
-
-Clock::duration seconds(double s) {  // s is bounded by the sweep's checks (at most 30 days)
-  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-}
 
 std::vector<std::string> blueprint_arguments(const SweepConfiguration& c) {
   std::vector<std::string> args;
@@ -175,7 +172,7 @@ SweepRun run_repetition(const SweepBlueprint& sweep, const SweepConfiguration& c
                               error ? error.message() : "it exists"));
   }
   const auto start = Clock::now();
-  const auto deadline = start + seconds(sweep.cap_s);
+  const auto deadline = start + to_duration(sweep.cap_s);
   const fs::path worker_log = dir / "workers.log";
   bool capped = false, stopped = false;
   std::optional<int> worker_status;
@@ -189,7 +186,7 @@ SweepRun run_repetition(const SweepBlueprint& sweep, const SweepConfiguration& c
         run.commands.push_back(command_line(argv));
         servers.push_back(std::make_unique<ChildProcess>(argv, dir / fmt::format("server-{}.log", shard)));
       }
-      const auto started_by = start + seconds(kServerStartSeconds);
+      const auto started_by = start + to_duration(kServerStartSeconds);
       for (int64_t shard = 0; shard < c.servers; ++shard) {
         const fs::path log = dir / fmt::format("server-{}.log", shard);
         std::optional<std::string> address;
@@ -228,7 +225,7 @@ SweepRun run_repetition(const SweepBlueprint& sweep, const SweepConfiguration& c
     const bool clean = worker_status && *worker_status == 0 && !capped && !stopped;
     std::string server_failure;
     for (size_t shard = 0; shard < servers.size(); ++shard) {
-      const auto ended = clean ? servers[shard]->wait_until(Clock::now() + seconds(kServerExitSeconds)) : std::nullopt;
+      const auto ended = clean ? servers[shard]->wait_until(Clock::now() + to_duration(kServerExitSeconds)) : std::nullopt;
       if (!ended) servers[shard]->terminate(kTerminateGraceSeconds);
       if (clean && server_failure.empty() && (!ended || *ended != 0)) {
         const fs::path log = dir / fmt::format("server-{}.log", shard);

@@ -6,15 +6,12 @@
 #include <grpcpp/server_builder.h>
 #include <spdlog/spdlog.h>
 
+#include "core/util/clock.h"
 #include "core/util/error.h"
 
 namespace dtbench {
 
 namespace {
-
-double seconds_since(SteadyClock::time_point start) {
-  return std::chrono::duration<double>(SteadyClock::now() - start).count();
-}
 
 std::string host_of(const std::string& listen) {
   const auto colon = listen.rfind(':');

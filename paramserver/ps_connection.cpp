@@ -6,6 +6,7 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/support/channel_arguments.h>
 
+#include "core/util/clock.h"
 #include "core/util/error.h"
 
 namespace dtbench {
@@ -13,8 +14,6 @@ namespace dtbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 void set_deadline(grpc::ClientContext& context, double seconds) {
   context.set_deadline(std::chrono::system_clock::now() +

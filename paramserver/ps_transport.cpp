@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "core/util/clock.h"
 #include "core/util/error.h"
 #include "paramserver/server_clock.h"
 #include "paramserver/server_stats.h"
@@ -15,8 +16,6 @@ namespace dtbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 }  // namespace
 
@@ -90,11 +89,11 @@ void PsTransport::synchronize(Model& model, int64_t, SyncTimes& times) {
   times.transfer = times.push + times.pull;
   // On the timeline: writing the gradients (the slowest shard's), waiting for the servers'
   // answers (in sync mode, for the other workers), reading the new values.
-  const auto push_end = push_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(written));
+  const auto push_end = push_start + to_duration(written);
   spans_[0] = {.what = "push", .index = -1, .bytes = times.bytes_sent, .start = push_start, .end = push_end};
   spans_[1] = {.what = "wait for servers", .index = -1, .bytes = 0, .start = push_end, .end = pull_start};
   spans_[2] = {.what = "pull", .index = -1, .bytes = times.bytes_received, .start = pull_start,
-               .end = pull_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(times.pull))};
+               .end = pull_start + to_duration(times.pull)};
   times.spans = spans_;
   ++steps_;
 }

@@ -5,19 +5,12 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "core/util/clock.h"
 #include "paramserver/checkpoint.h"
 
 namespace dtbench {
 
 namespace {
-
-double seconds_between(SteadyClock::time_point start, SteadyClock::time_point end) {
-  return std::chrono::duration<double>(end - start).count();
-}
-
-SteadyClock::duration to_duration(double seconds) {
-  return std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(seconds));
-}
 
 PushOutcome refused(grpc::StatusCode code, std::string message) { return {grpc::Status(code, std::move(message)), 0, 0}; }
 

@@ -9,16 +9,13 @@
 #include <spdlog/spdlog.h>
 
 #include "core/layers/loss.h"
+#include "core/util/clock.h"
 
 namespace dtbench {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_between(Clock::time_point start, Clock::time_point end) {
-  return std::chrono::duration<double>(end - start).count();
-}
 
 void add_comm(SyncTimes& total, const SyncTimes& step) {
   total.comm += step.comm;

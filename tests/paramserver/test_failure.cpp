@@ -3,14 +3,13 @@
 // the worker's next call after a few retries, naming the server.
 #include <chrono>
 
+#include "core/util/clock.h"
 #include "ps_fixture.h"
 
 namespace dtbench::pstest {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 TEST_F(PsTest, AWorkerThatStopsFailsTheOthersStepWithinTheTimeout) {
   constexpr double kTimeout = 1.0 * kTimeScale;
