@@ -26,20 +26,23 @@ PsTransport::PsTransport(PsTransportOptions options) : options_(std::move(option
   }
 }
 
+PsClientOptions client_options(const PsTransportOptions& options, int rank, int world) {
+  return {.servers = options.servers,
+          .run_id = options.run_id,
+          .worker = rank,
+          .world = world,
+          .timeout_seconds = options.timeout_seconds,
+          .retries = options.retries,
+          .backoff_seconds = options.backoff_seconds,
+          .security = options.security,
+          .max_message_bytes = options.max_message_bytes};
+}
+
 void PsTransport::start(Model& model) {
   ParamArena& arena = model.arena();
   placement_ = std::make_unique<KeyPlacement>(
       arena, PlacementOptions{static_cast<int>(options_.servers.size()), options_.key_float_count, options_.placement});
-  client_ = std::make_unique<PsClient>(PsClientOptions{.servers = options_.servers,
-                                                       .run_id = options_.run_id,
-                                                       .worker = options_.rank,
-                                                       .world = options_.world,
-                                                       .timeout_seconds = options_.timeout_seconds,
-                                                       .retries = options_.retries,
-                                                       .backoff_seconds = options_.backoff_seconds,
-                                                       .security = options_.security,
-                                                       .max_message_bytes = options_.max_message_bytes},
-                                       *placement_);
+  client_ = std::make_unique<PsClient>(client_options(options_, options_.rank, options_.world), *placement_);
   const auto replies = client_->register_all();
   const ps::Mode wanted = options_.mode == PsMode::Sync ? ps::SYNC : ps::ASYNC;
   for (const auto& reply : replies) {

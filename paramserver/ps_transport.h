@@ -38,6 +38,9 @@ struct PsTransportOptions {
   int64_t max_message_bytes = kDefaultMaxMessageBytes;
 };
 
+// What a worker of `world` with this rank connects to the servers with.
+PsClientOptions client_options(const PsTransportOptions& options, int rank, int world);
+
 class PsTransport final : public Transport {
  public:
   explicit PsTransport(PsTransportOptions options);

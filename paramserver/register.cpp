@@ -18,16 +18,8 @@ void register_ps_transports(const PsTransportOptions& options) {
 
 std::unique_ptr<ControlChannel> make_ps_channel(const PsTransportOptions& options, int rank, int world) {
   if (options.servers.empty()) fail_input("parameter-server workers need ps.servers=host:port[,...]");
-  PsClientOptions client{.servers = options.servers,
-                         .run_id = options.run_id,
-                         .worker = rank,
-                         .world = world,
-                         .timeout_seconds = options.timeout_seconds,
-                         .retries = options.retries,
-                         .backoff_seconds = options.backoff_seconds,
-                         .security = options.security,
-                         .max_message_bytes = options.max_message_bytes};
-  return std::make_unique<PsControlChannel>(connection_options(client, 0), options.run_id, rank, world,
+  return std::make_unique<PsControlChannel>(connection_options(client_options(options, rank, world), 0), options.run_id,
+                                            rank, world,
                                             options.timeout_seconds);
 }
 
