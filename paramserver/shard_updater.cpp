@@ -65,11 +65,7 @@ void ShardUpdater::worker_done(int worker) {
 std::shared_ptr<const Snapshot> ShardUpdater::snapshot() {
   std::lock_guard lock(state_mutex_);
   if (snapshot_ == nullptr || snapshot_->version != version_) {
-    // No pull holds the last one (only this function hands them out, under this lock): refill it
-    // rather than allocate a shard-sized copy for every version.
-    if (snapshot_ == nullptr || snapshot_.use_count() > 1) snapshot_ = std::make_shared<Snapshot>();
-    snapshot_->version = version_;
-    snapshot_->values.assign(values_.begin(), values_.end());
+    snapshot_ = std::make_shared<const Snapshot>(Snapshot{version_, values_});
   }
   return snapshot_;
 }

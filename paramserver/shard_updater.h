@@ -154,7 +154,7 @@ class ShardUpdater {
   std::vector<float> values_;
   std::unique_ptr<Optimizer> optimizer_;
   int64_t version_ = 0;
-  std::shared_ptr<Snapshot> snapshot_;  // the latest version's, handed out as const
+  std::shared_ptr<const Snapshot> snapshot_;
   UpdateStats stats_;
 
   // The queue between gRPC threads and the update thread.
