@@ -196,7 +196,6 @@ void AllreduceTransport::communicate() {
       // The training thread takes spans_ only after every bucket of the step is done (it waits under
       // this lock) and writes them out before its next backward, the first time they change again.
       std::lock_guard lock(mutex_);
-      comm_seconds_ += seconds_between(start, end);
       spans_[static_cast<size_t>(buckets_done_)] = bucket_span(bucket, start, end);
       ++buckets_done_;
     }
@@ -206,13 +205,12 @@ void AllreduceTransport::communicate() {
 
 void AllreduceTransport::synchronize(Model& model, int64_t step, SyncTimes& times) {
   step_ = step;
+  const auto arrival_clock = Clock::now();
   const double arrival = aligned_now();
   if (thread_.joinable()) {
     std::unique_lock lock(mutex_);
     work_done_.wait(lock, [&] { return buckets_done_ == static_cast<int>(buckets_.size()); });
     buckets_done_ = 0;
-    times.comm_total = comm_seconds_;
-    comm_seconds_ = 0.0;
     pending_ = params_in_bucket_;
     if (error_) std::rethrow_exception(error_);
   } else {
@@ -221,7 +219,6 @@ void AllreduceTransport::synchronize(Model& model, int64_t step, SyncTimes& time
       allreduce(bucket_options(model, buckets_[b]));
       spans_[b] = bucket_span(static_cast<int>(b), start, Clock::now());
     }
-    times.comm_total = seconds_between(spans_.front().start, spans_.back().end);
   }
   times.spans = spans_;
   // A ring moves 2·K·(N−1)/N bytes each way per rank.
@@ -229,10 +226,21 @@ void AllreduceTransport::synchronize(Model& model, int64_t step, SyncTimes& time
                                           (world_ - 1) / world_);
   times.bytes_sent = bytes;
   times.bytes_received = bytes;
-  split_wait_and_transfer(arrival, times);
+  const double last_arrival = exchange_arrivals(arrival, times);
+  // All communication: what the buckets did while backward still ran, then everything from this
+  // rank's arrival on, the arrival exchange included (it too waits for the slowest rank). So the
+  // exposed time never exceeds the total, and wait + transfer is the total.
+  double overlapped = 0.0;
+  for (const CommSpan& span : spans_) {
+    if (span.start < arrival_clock) overlapped += seconds_between(span.start, std::min(span.end, arrival_clock));
+  }
+  const double exposed = seconds_since(arrival_clock);
+  times.comm_total = overlapped + exposed;
+  times.wait = std::clamp(last_arrival - arrival, 0.0, exposed);
+  times.transfer = times.comm_total - times.wait;
 }
 
-void AllreduceTransport::split_wait_and_transfer(double arrival, SyncTimes& times) {
+double AllreduceTransport::exchange_arrivals(double arrival, SyncTimes& times) {
   std::vector<double>& arrivals = arrivals_;
   arrivals.resize(static_cast<size_t>(world_));
   MPI_Request request = MPI_REQUEST_NULL;
@@ -243,9 +251,7 @@ void AllreduceTransport::split_wait_and_transfer(double arrival, SyncTimes& time
                            }});
   const auto last = std::max_element(arrivals.begin(), arrivals.end());
   times.slowest_rank = static_cast<int>(last - arrivals.begin());
-  const double exposed = monotonic_seconds() - (arrival + clock_offset_);
-  times.wait = std::clamp(*last - arrival, 0.0, exposed);
-  times.transfer = std::max(times.comm_total - times.wait, 0.0);
+  return *last;
 }
 
 void AllreduceTransport::stop(Model& model) {

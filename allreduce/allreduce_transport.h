@@ -60,7 +60,8 @@ class AllreduceTransport final : public LocalUpdateTransport {
   double aligned_now() const;
   void on_gradient_ready(const Param& param);
   void communicate();  // the overlap thread
-  void split_wait_and_transfer(double arrival, SyncTimes& times);
+  // Every rank's arrival at the end of the step; sets the slowest rank and returns its arrival.
+  double exchange_arrivals(double arrival, SyncTimes& times);
 
   AllreduceTransportOptions options_;
   MPI_Comm comm_ = MPI_COMM_NULL;       // gradients
@@ -88,7 +89,6 @@ class AllreduceTransport final : public LocalUpdateTransport {
   std::condition_variable work_done_;
   std::deque<int> ready_buckets_;
   int buckets_done_ = 0;                // also the next free slot of spans_
-  double comm_seconds_ = 0.0;           // the thread's time this step
   bool stopping_ = false;
   std::exception_ptr error_;
   std::thread thread_;

@@ -16,8 +16,8 @@ struct SyncTimes {
   double comm = 0.0;      // exposed communication: what the step waited for after backward
   double comm_total = 0.0;  // all communication, including what overlapped with backward
   double update = 0.0;    // applying the new weights (optimizer, or copying pulled weights)
-  double wait = 0.0;      // part of comm spent waiting for the slowest peer
-  double transfer = 0.0;  // part of comm spent moving and reducing bytes
+  double wait = 0.0;      // part of comm_total spent waiting for the slowest peer
+  double transfer = 0.0;  // the rest of comm_total: moving and reducing bytes
   double push = 0.0;      // parameter servers: sending gradients
   double pull = 0.0;      // parameter servers: receiving weights
   int64_t bytes_sent = 0;

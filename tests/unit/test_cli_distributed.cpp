@@ -79,8 +79,11 @@ TEST_F(Distributed, RingAndMpiWithFourRanksMatchOneRankWithTheGlobalBatch) {
       for (int rank = 0; rank < 4; ++rank) EXPECT_TRUE(fs::exists(dir / ("worker-" + std::to_string(rank) + ".json")));
       const auto& comm = report["epochs"][0]["comm_split"];
       EXPECT_GT(comm["comm_total_s"].get<double>(), 0.0);
-      EXPECT_NEAR(comm["wait_s"].get<double>() + comm["transfer_s"].get<double>(), comm["comm_total_s"].get<double>(),
-                  1e-6 + 0.5 * comm["comm_total_s"].get<double>());
+      // Wait and transfer split the total, and the exposed part lies within it, whatever the scheduler
+      // did to 4 ranks on fewer cores (the exposed time is read a few clock reads later).
+      const double total = comm["comm_total_s"].get<double>();
+      EXPECT_NEAR(comm["wait_s"].get<double>() + comm["transfer_s"].get<double>(), total, 1e-9 + 1e-6 * total);
+      EXPECT_LE(comm["comm_s"].get<double>(), total * 1.001 + 1e-5);
     }
   }
 }
