@@ -28,6 +28,10 @@ namespace {
 // a stopped process this long to exit on SIGTERM (and write its report) before SIGKILL.
 constexpr double kServerExitSeconds = 15.0;
 constexpr double kTerminateGraceSeconds = 10.0;
+// mpirun's spacing between the signals it sends its ranks when stopped (SIGCONT, SIGTERM, SIGKILL):
+// its SIGKILL, at twice this, must fall within the grace above.
+constexpr int kMpirunSignalSpacingSeconds = 4;
+static_assert(2 * kMpirunSignalSpacingSeconds < kTerminateGraceSeconds);
 // A server that has not printed its address by then is not starting: a failure, not a capped run.
 constexpr double kServerStartSeconds = 60.0;
 
@@ -67,6 +71,10 @@ std::vector<std::string> worker_command(const SweepBlueprint& sweep, const Sweep
     } else {
       argv.push_back("--oversubscribe");  // localhost: more workers than cores is the point of some sweeps
     }
+    // mpirun, stopped, sends the ranks SIGCONT, SIGTERM after this many seconds and SIGKILL after as
+    // many again. Open MPI's default, 1, kills a rank still finishing its step before it writes its
+    // report; the local ranks have had SIGTERM from the runner at once, and remote ones get it here.
+    argv.insert(argv.end(), {"--mca", "odls_base_sigkill_timeout", std::to_string(kMpirunSignalSpacingSeconds)});
     argv.insert(argv.end(), sweep.launch.mpirun_args.begin(), sweep.launch.mpirun_args.end());
   }
   argv.insert(argv.end(), {dtbench_executable().string(), "train"});

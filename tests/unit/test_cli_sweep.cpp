@@ -129,7 +129,10 @@ TEST_F(CliSweep, TinySweepReportsEveryConfigurationAndResumesWithoutRerunning) {
 
 TEST_F(CliSweep, ARunOverTheCapIsReportedAsCappedAndAnImpossibleConfigurationAsMissing) {
   const fs::path file = write_sweep(
-      "set: {epochs: 100000, batch: 16, threads: 1, dataset.path: " + (root_ / "data").string() + "}\n"
+      // The cap falls inside the first step's 6 s straggler sleep, so the rank needs more than 2 s
+      // after SIGTERM to finish its step and write its report: longer than mpirun grants by default.
+      "set: {epochs: 100000, batch: 16, threads: 1, straggler.rank: 0, straggler.delay_ms: 6000, dataset.path: " +
+      (root_ / "data").string() + "}\n"
       "axes: {model: [mlp], transport: [ring, none]}\n"
       "repetitions: 1\nwarmup: 0\ncap_s: 3\n");
   const Outcome run = dtbench("sweep " + file.string() + " --no-report");
