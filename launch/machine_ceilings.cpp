@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 
 #include "core/kernels/sgemm_per_thread.h"
 #include "core/kernels/stream.h"
@@ -95,6 +96,18 @@ double MachineCeilings::bandwidth_gbps() const {
     best = std::max({best, probe.copy_gbps, probe.triad_gbps, probe.update_gbps});
   }
   return best;
+}
+
+void MachineCeilings::keep_best(const MachineCeilings& later) {
+  if (later.gemm.size() != gemm.size() || later.stream.size() != stream.size()) {
+    throw std::logic_error("keep_best: the two measurements ran different probes");
+  }
+  for (size_t i = 0; i < gemm.size(); ++i) gemm[i].gflops = std::max(gemm[i].gflops, later.gemm[i].gflops);
+  for (size_t i = 0; i < stream.size(); ++i) {
+    stream[i].copy_gbps = std::max(stream[i].copy_gbps, later.stream[i].copy_gbps);
+    stream[i].triad_gbps = std::max(stream[i].triad_gbps, later.stream[i].triad_gbps);
+    stream[i].update_gbps = std::max(stream[i].update_gbps, later.stream[i].update_gbps);
+  }
 }
 
 MachineCeilings measure_ceilings(const CeilingOptions& options) {

@@ -45,6 +45,9 @@ struct MachineCeilings {
   GemmProbe best_gemm() const;
   // The memory ceiling in GB/s: the best of the three kernels on any thread count.
   double bandwidth_gbps() const;
+  // Each probe's best of this and `later`, the same probes measured again: on a shared machine one
+  // measurement can fall in a busy moment that the operators measured between them did not.
+  void keep_best(const MachineCeilings& later);
 };
 
 MachineCeilings measure_ceilings(const CeilingOptions& options);
