@@ -227,17 +227,12 @@ void AllreduceTransport::synchronize(Model& model, int64_t step, SyncTimes& time
   times.bytes_sent = bytes;
   times.bytes_received = bytes;
   const double last_arrival = exchange_arrivals(arrival, times);
-  // All communication: what the buckets did while backward still ran, then everything from this
-  // rank's arrival on, the arrival exchange included (it too waits for the slowest rank). So the
-  // exposed time never exceeds the total, and wait + transfer is the total.
-  double overlapped = 0.0;
+  // What the buckets did while backward still ran; the rest, from this rank's arrival on, is the
+  // exposed time (the arrival exchange included: it too waits for the slowest rank).
   for (const CommSpan& span : spans_) {
-    if (span.start < arrival_clock) overlapped += seconds_between(span.start, std::min(span.end, arrival_clock));
+    if (span.start < arrival_clock) times.hidden += seconds_between(span.start, std::min(span.end, arrival_clock));
   }
-  const double exposed = seconds_since(arrival_clock);
-  times.comm_total = overlapped + exposed;
-  times.wait = std::clamp(last_arrival - arrival, 0.0, exposed);
-  times.transfer = times.comm_total - times.wait;
+  times.wait = std::max(last_arrival - arrival, 0.0);
 }
 
 double AllreduceTransport::exchange_arrivals(double arrival, SyncTimes& times) {

@@ -1,5 +1,6 @@
 #include "comm/transport.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/util/clock.h"
@@ -14,7 +15,12 @@ SyncTimes Transport::finish_step(Model& model, int64_t step) {
   const auto sync_start = std::chrono::steady_clock::now();
   synchronize(model, step, times);
   times.comm = seconds_since(sync_start);
-  if (times.comm_total == 0.0) times.comm_total = times.comm;  // nothing overlapped
+  // Derived here, from one clock read, so that the parts add up whatever the scheduler did between
+  // the transport's own clock reads: the exposed time lies within the total, and wait + transfer
+  // is the total.
+  times.comm_total = times.hidden + times.comm;
+  times.wait = std::min(times.wait, times.comm);
+  times.transfer = times.comm_total - times.wait;
   const auto update_start = std::chrono::steady_clock::now();
   update(model, step);
   times.update = seconds_since(update_start);

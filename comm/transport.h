@@ -28,7 +28,8 @@ class Transport : public GradientSync {
 
  protected:
   // Make the arena's gradients the ones to apply (average across workers, or push and pull).
-  // Fills the comm split (wait, transfer, push, pull, bytes); comm and update are timed here.
+  // Fills what only it knows: hidden (communication overlapped with backward), wait, push, pull and
+  // bytes. comm and update are timed here; comm_total and transfer follow from them.
   virtual void synchronize(Model& model, int64_t step, SyncTimes& times) = 0;
   // Turn the synchronised gradients into the next weights.
   virtual void update(Model& model, int64_t step) = 0;

@@ -88,8 +88,7 @@ void PsTransport::synchronize(Model& model, int64_t, SyncTimes& times) {
     versions_[shard] = pulls[shard].version;
   }
   times.push = written;
-  times.wait = std::max(pushed - written, 0.0);
-  times.transfer = times.push + times.pull;
+  times.wait = std::max(pushed - written, 0.0);  // transfer: the rest, push and pull among it
   // On the timeline: writing the gradients (the slowest shard's), waiting for the servers'
   // answers (in sync mode, for the other workers), reading the new values.
   const auto push_end = push_start + to_duration(written);

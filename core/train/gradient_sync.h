@@ -14,7 +14,8 @@ namespace dtbench {
 // How long the end of one step took, split the way reports show it. Seconds.
 struct SyncTimes {
   double comm = 0.0;      // exposed communication: what the step waited for after backward
-  double comm_total = 0.0;  // all communication, including what overlapped with backward
+  double hidden = 0.0;    // communication that ran during backward, before the step reached the sync
+  double comm_total = 0.0;  // hidden + comm
   double update = 0.0;    // applying the new weights (optimizer, or copying pulled weights)
   double wait = 0.0;      // part of comm_total spent waiting for the slowest peer
   double transfer = 0.0;  // the rest of comm_total: moving and reducing bytes

@@ -19,6 +19,7 @@ using Clock = std::chrono::steady_clock;
 
 void add_comm(SyncTimes& total, const SyncTimes& step) {
   total.comm += step.comm;
+  total.hidden += step.hidden;
   total.comm_total += step.comm_total;
   total.update += step.update;
   total.wait += step.wait;
