@@ -165,8 +165,10 @@ TEST_F(Distributed, AStalledRankEndsTheRunWithinTheTimeout) {
   EXPECT_LT(outcome.seconds, 2 * 3 + 5);
   // Ranks 0 and 2 both wait for rank 1 (in a ring step, the exchange of arrival times, or rank 0's
   // gather of the reports). The first to time out writes its report, marked failed with the wait
-  // it timed out in, and aborts the job; the other is stopped while waiting and, when the abort
-  // leaves it time, says so too — else its report is left as the last epoch wrote it.
+  // it timed out in, and aborts the job. The abort stops the other: while waiting, or, on a loaded
+  // machine, before it reached the wait (rank 1 may have sent its share of the last step before it
+  // froze). When the abort leaves it time it says so; else its report is left as the last epoch
+  // wrote it.
   const fs::path run = only_child(root_ / "runs");
   int timed_out = 0;
   for (const char* file : {"worker-0.json", "worker-2.json"}) {
@@ -175,7 +177,8 @@ TEST_F(Distributed, AStalledRankEndsTheRunWithinTheTimeout) {
     SCOPED_TRACE(std::string(file) + ": " + error);
     if (report["status"] == "running") continue;
     EXPECT_EQ(report["status"], "failed");
-    EXPECT_TRUE(error.find("waiting") != std::string::npos || error.find("timed out") != std::string::npos);
+    EXPECT_TRUE(error.find("waiting") != std::string::npos || error.find("timed out") != std::string::npos ||
+                error.find("stopped on request") != std::string::npos);
     timed_out += error.find("timed out after 3.0 s") != std::string::npos;
   }
   EXPECT_GE(timed_out, 1) << "no rank reported the 3 s timeout";
