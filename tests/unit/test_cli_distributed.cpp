@@ -139,12 +139,14 @@ struct FaultOutcome {
   int exit_code = -1;  // -1: still running after 30 s (then killed)
   double seconds = 0;  // from the signal to the end of mpirun
   nlohmann::json report;
+  std::string output;  // mpirun's and the ranks'
 };
 
 FaultOutcome signal_a_rank(const fs::path& root, const std::string& run_arguments, int rank, int signal) {
   FaultOutcome outcome;
-  const pid_t job = spawn_shell(mpirun(3) + run_arguments +
-                                " --set epochs=100000 --set batch=8 --set transport=ring");
+  const fs::path log = root / "mpirun.log";
+  const pid_t job = spawn_shell(mpirun(3) + run_arguments + " --set epochs=100000 --set batch=8 --set transport=ring > " +
+                                log.string() + " 2>&1");
   const pid_t victim = wait_for_rank_pid(root / "runs", rank);
   EXPECT_GT(victim, 0);
   if (victim <= 0) {
@@ -155,6 +157,7 @@ FaultOutcome signal_a_rank(const fs::path& root, const std::string& run_argument
   outcome.exit_code = wait_for(job, std::chrono::seconds(30), outcome.seconds);
   kill(victim, SIGKILL);  // a stopped rank is still there
   outcome.report = read_json(only_child(root / "runs") / "report.json");
+  outcome.output = testing::read_text(log);
   return outcome;
 }
 
@@ -181,7 +184,7 @@ TEST_F(Distributed, AStalledRankEndsTheRunWithinTheTimeout) {
                 error.find("stopped on request") != std::string::npos);
     timed_out += error.find("timed out after 3.0 s") != std::string::npos;
   }
-  EXPECT_GE(timed_out, 1) << "no rank reported the 3 s timeout";
+  EXPECT_GE(timed_out, 1) << "no rank reported the 3 s timeout\n" << outcome.output;
 }
 
 TEST_F(Distributed, AKilledRankEndsTheRunWithAClearError) {
@@ -189,7 +192,13 @@ TEST_F(Distributed, AKilledRankEndsTheRunWithAClearError) {
   EXPECT_NE(outcome.exit_code, -1) << "the run hung";
   EXPECT_NE(outcome.exit_code, 0);
   EXPECT_LT(outcome.seconds, 2 * 5 + 5);
-  EXPECT_EQ(outcome.report["status"], "failed") << outcome.report.dump(1).substr(0, 400);
+  // Rank 0 says it failed, or, when it was reading a message out of the dead rank's memory (Open
+  // MPI's shared-memory single copy: "Read -1, expected N, errno = 3"), Open MPI ended it at once
+  // and its report is the one its last epoch wrote. Either way the epochs so far are kept.
+  const std::string status = outcome.report["status"];
+  const bool ended_by_mpi = outcome.output.find("Read -1, expected") != std::string::npos;
+  EXPECT_TRUE(status == "failed" || (status == "running" && ended_by_mpi))
+      << outcome.report.dump(1).substr(0, 400) << "\n" << outcome.output;
   EXPECT_GE(outcome.report["epochs"].size(), 1u);
 }
 
@@ -202,7 +211,7 @@ TEST_F(Distributed, MoreWorkersThanSamplesIsAClearErrorBeforeTraining) {
 }
 
 // The injected straggler (a sweep axis): rank 1 sleeps 40 ms in each step's compute, so rank 0
-// spends about that long waiting in comm, and is seen arriving first at every step.
+// spends about that long waiting in comm, and is seen arriving first at (nearly) every step.
 TEST_F(Distributed, AnInjectedStragglerSlowsItsRankAndMakesTheOtherWait) {
   const Outcome run = shell(mpirun(2) + common("straggler") +
                             " --set batch=32 --set steps=5 --set transport=ring --set straggler.rank=1"
@@ -216,7 +225,9 @@ TEST_F(Distributed, AnInjectedStragglerSlowsItsRankAndMakesTheOtherWait) {
   EXPECT_GE(phase_mean(straggler, "forward"), 0.040);
   EXPECT_LT(phase_mean(report, "forward"), 0.040);  // rank 0 computes at full speed ...
   EXPECT_GE(phase_mean(report, "comm"), 0.030);     // ... and waits for rank 1
-  EXPECT_EQ(report["epochs"][0]["slowest_rank_steps"][1].get<int>(), 5);
+  // Rank 1 arrives last unless the scheduler holds rank 0 back longer than the 40 ms sleep, which
+  // a loaded machine has been seen to do once in five steps.
+  EXPECT_GE(report["epochs"][0]["slowest_rank_steps"][1].get<int>(), 4);
 }
 
 }  // namespace
