@@ -58,15 +58,16 @@ class Adam : public Optimizer {
     const float correction2 = 1.0f - static_cast<float>(std::pow(b2, steps_));
     const float step_size = config_.learning_rate / correction1;
     const float inv_sqrt_correction2 = 1.0f / std::sqrt(correction2);
-    float* p = params.data();
-    const float* g = grads.data();
-    float* m = moments_.data();
-    float* v = moments_.data() + count;
+    const float epsilon = config_.epsilon;  // a local: stores through p, m, v cannot change it
+    float* __restrict p = params.data();
+    const float* __restrict g = grads.data();
+    float* __restrict m = moments_.data();
+    float* __restrict v = moments_.data() + count;
     for (size_t i = 0; i < count; ++i) {
       const float gi = g[i] + wd * p[i];
       m[i] = b1 * m[i] + (1.0f - b1) * gi;
       v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
-      p[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_correction2 + config_.epsilon);
+      p[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_correction2 + epsilon);
     }
   }
 
