@@ -136,4 +136,15 @@ class TempDirTest : public ::testing::Test {
   std::filesystem::path root_;
 };
 
+// A TempDirTest whose commands start mpirun, which as root needs Open MPI's consent: the sweep's
+// and the servers' own launches read it from the environment.
+class MpirunTest : public TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  }
+};
+
 }  // namespace dtbench::testing

@@ -32,12 +32,10 @@ using testing::Outcome;
 using testing::read_json;
 using testing::shell;
 
-class Distributed : public testing::TempDirTest {
+class Distributed : public testing::MpirunTest {
  protected:
   void SetUp() override {
-    TempDirTest::SetUp();
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    MpirunTest::SetUp();
     synth("cifar10", 1600, 64, "data");
   }
 

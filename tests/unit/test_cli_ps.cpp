@@ -23,16 +23,14 @@ using testing::Outcome;
 using testing::read_json;
 using testing::shell;
 
-class ParameterServerCli : public testing::TempDirTest {};
+class ParameterServerCli : public testing::MpirunTest {};
 
 TEST_F(ParameterServerCli, TwoShardsAndTwoWorkersMatchTheRing) {
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   const fs::path data = synth("idx", 640, 64);
   const std::string blueprint = " --set model=mlp --set dataset.path=" + data.string() +
                                 " --set steps=12 --set batch=16 --set seed=5 --set threads=1 --set save_weights=true" +
                                 " --set optimizer.lr=0.05 --set optimizer.momentum=0.9";
-  const Outcome ring = shell(std::string(MPIEXEC) + " --oversubscribe -np 2 " + DTBENCH_BINARY + " train" + blueprint +
+  const Outcome ring = shell(testing::mpirun(2) + " train" + blueprint +
                              " --set transport=ring --set output=" + (root_ / "ring").string());
   ASSERT_EQ(ring.exit_code, 0) << ring.output;
 

@@ -25,12 +25,10 @@ using testing::read_json;
 using testing::read_text;
 using testing::xml_error;
 
-class CliReportDistributed : public testing::TempDirTest {
+class CliReportDistributed : public testing::MpirunTest {
  protected:
   void SetUp() override {
-    TempDirTest::SetUp();
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    MpirunTest::SetUp();
     data_ = synth("idx", 512, 128);
   }
 

@@ -31,14 +31,8 @@ using testing::dtbench;
 using testing::Outcome;
 using testing::read_json;
 
-class CliSweep : public testing::TempDirTest {
+class CliSweep : public testing::MpirunTest {
  protected:
-  void SetUp() override {
-    TempDirTest::SetUp();
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  }
-
   // A sweep named tiny on synthetic data of 256 samples, 2 workers, writing under root/out.
   fs::path write_sweep(const std::string& body) {
     const fs::path file = root_ / "sweep.yaml";

@@ -45,22 +45,14 @@ double uncertainty_us(const json& events, int64_t pid) {
   return 0.0;
 }
 
-class Timeline : public testing::TempDirTest {
- protected:
-  void SetUp() override {
-    TempDirTest::SetUp();
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  }
-};
+class Timeline : public testing::MpirunTest {};
 
 TEST_F(Timeline, TwoRanksReduceEachBucketTogetherOnTheMergedTimeline) {
   const fs::path data = synth("idx", 512, 64);
   // mlp's gradients in 0.01 MiB buckets: two (its last layers; its first, 0.4 MiB), the first reduced
   // during backward.
-  const Outcome run = shell(std::string(MPIEXEC) + " --oversubscribe -np 2 " + DTBENCH_BINARY +
-                            " train --set model=mlp --set dataset.path=" + data.string() + " --set output=" +
-                            (root_ / "runs").string() +
+  const Outcome run = shell(testing::mpirun(2) + " train --set model=mlp --set dataset.path=" + data.string() +
+                            " --set output=" + (root_ / "runs").string() +
                             " --set steps=8 --set batch=32 --set threads=1 --set transport=ring"
                             " --set comm.overlap=true --set comm.bucket_mb=0.01 --set profile.trace_steps=6");
   ASSERT_EQ(run.exit_code, 0) << run.output;
