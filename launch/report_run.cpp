@@ -1,6 +1,7 @@
 #include "launch/report_run.h"
 
 #include <fstream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -38,18 +39,18 @@ json parse_file(const fs::path& file) {
   }
 }
 
+// Every field of the comm split, under its report.json key: read, summed and averaged alike.
+constexpr std::pair<const char*, double CommRecord::*> kCommFields[] = {
+    {"comm_s", &CommRecord::comm_s},         {"comm_total_s", &CommRecord::comm_total_s},
+    {"wait_s", &CommRecord::wait_s},         {"transfer_s", &CommRecord::transfer_s},
+    {"push_s", &CommRecord::push_s},         {"pull_s", &CommRecord::pull_s},
+    {"bytes_sent", &CommRecord::bytes_sent}, {"bytes_received", &CommRecord::bytes_received}};
+
 // Reports written before a field was recorded lack it; the comm split reads as zeros there.
 CommRecord comm_record(const json& split) {
   CommRecord c;
   if (!split.is_object()) return c;
-  c.comm_s = split.value("comm_s", 0.0);
-  c.comm_total_s = split.value("comm_total_s", 0.0);
-  c.wait_s = split.value("wait_s", 0.0);
-  c.transfer_s = split.value("transfer_s", 0.0);
-  c.push_s = split.value("push_s", 0.0);
-  c.pull_s = split.value("pull_s", 0.0);
-  c.bytes_sent = split.value("bytes_sent", 0.0);
-  c.bytes_received = split.value("bytes_received", 0.0);
+  for (const auto& [key, field] : kCommFields) c.*field = split.value(key, 0.0);
   return c;
 }
 
@@ -183,22 +184,11 @@ CommRecord mean_comm(const std::vector<EpochRecord>& epochs, size_t first) {
   CommRecord mean;
   int64_t steps = 0;
   for (size_t i = first; i < epochs.size(); ++i) {
-    const CommRecord& c = epochs[i].comm;
-    mean.comm_s += c.comm_s;
-    mean.comm_total_s += c.comm_total_s;
-    mean.wait_s += c.wait_s;
-    mean.transfer_s += c.transfer_s;
-    mean.push_s += c.push_s;
-    mean.pull_s += c.pull_s;
-    mean.bytes_sent += c.bytes_sent;
-    mean.bytes_received += c.bytes_received;
+    for (const auto& [key, field] : kCommFields) mean.*field += epochs[i].comm.*field;
     steps += epochs[i].steps;
   }
   if (steps == 0) return {};
-  for (double* total : {&mean.comm_s, &mean.comm_total_s, &mean.wait_s, &mean.transfer_s, &mean.push_s, &mean.pull_s,
-                        &mean.bytes_sent, &mean.bytes_received}) {
-    *total /= static_cast<double>(steps);
-  }
+  for (const auto& [key, field] : kCommFields) mean.*field /= static_cast<double>(steps);
   return mean;
 }
 
