@@ -29,6 +29,18 @@ std::vector<std::string_view> split_words(std::string_view line) {
   return words;
 }
 
+// Calls `on_line` with each line of `text`, without its newline, until it returns false.
+template <typename OnLine>
+void for_each_line(std::string_view text, OnLine on_line) {
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    if (!on_line(text.substr(at, end - at))) return;
+    at = end + 1;
+  }
+}
+
 }  // namespace
 
 // /proc/self/stat: "pid (comm) state ppid ..." where comm may hold spaces and parentheses, so the
@@ -48,46 +60,38 @@ std::optional<uint64_t> parse_process_cpu_ticks(std::string_view proc_self_stat)
 // already inside user and nice, so the total is the first eight; idle and iowait are not busy.
 std::vector<CoreTicks> parse_core_ticks(std::string_view proc_stat) {
   std::vector<CoreTicks> cores;
-  size_t at = 0;
-  while (at < proc_stat.size()) {
-    size_t end = proc_stat.find('\n', at);
-    if (end == std::string_view::npos) end = proc_stat.size();
-    const std::string_view line = proc_stat.substr(at, end - at);
-    at = end + 1;
+  bool readable = true;
+  for_each_line(proc_stat, [&](std::string_view line) {
     // "cpu " is the whole machine; "cpu0", "cpu1", ... are the cores.
-    if (line.size() < 4 || !line.starts_with("cpu") || line[3] < '0' || line[3] > '9') continue;
+    if (line.size() < 4 || !line.starts_with("cpu") || line[3] < '0' || line[3] > '9') return true;
     const auto words = split_words(line);
-    if (words.size() < 5) return {};
+    if (words.size() < 5) return readable = false;
     uint64_t fields[8] = {};
     for (size_t i = 0; i < 8 && i + 1 < words.size(); ++i) {
       const auto value = to_u64(words[i + 1]);
-      if (!value) return {};
+      if (!value) return readable = false;
       fields[i] = *value;
     }
     CoreTicks core;
     for (uint64_t value : fields) core.total_ticks += value;
     core.busy_ticks = core.total_ticks - fields[3] - fields[4];
     cores.push_back(core);
-  }
-  return cores;
+    return true;
+  });
+  return readable ? cores : std::vector<CoreTicks>{};
 }
 
 // /proc/self/status: "VmRSS:\t  123456 kB".
 std::optional<int64_t> parse_status_bytes(std::string_view proc_self_status, std::string_view key) {
-  size_t at = 0;
-  while (at < proc_self_status.size()) {
-    size_t end = proc_self_status.find('\n', at);
-    if (end == std::string_view::npos) end = proc_self_status.size();
-    const std::string_view line = proc_self_status.substr(at, end - at);
-    at = end + 1;
-    if (!line.starts_with(key) || line.size() <= key.size() || line[key.size()] != ':') continue;
+  std::optional<int64_t> bytes;
+  for_each_line(proc_self_status, [&](std::string_view line) {
+    if (!line.starts_with(key) || line.size() <= key.size() || line[key.size()] != ':') return true;
     const auto words = split_words(line.substr(key.size() + 1));
-    if (words.size() != 2 || words[1] != "kB") return std::nullopt;
-    const auto kib = to_u64(words[0]);
-    if (!kib) return std::nullopt;
-    return static_cast<int64_t>(*kib) * 1024;
-  }
-  return std::nullopt;
+    const auto kib = words.size() == 2 && words[1] == "kB" ? to_u64(words[0]) : std::nullopt;
+    if (kib) bytes = static_cast<int64_t>(*kib) * 1024;
+    return false;  // the first line with the key decides
+  });
+  return bytes;
 }
 
 std::string read_proc_text(const char* path) { return read_file(path).value_or(""); }

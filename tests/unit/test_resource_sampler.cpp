@@ -36,11 +36,16 @@ TEST(ResourceSampler, ParsesProcText) {
   EXPECT_EQ(cores[0].busy_ticks, 15u);  // idle and iowait are not busy
   EXPECT_EQ(cores[1].total_ticks, 105u);  // guest (7) is not counted twice
   EXPECT_EQ(cores[1].busy_ticks, 25u);
+  // A core line that cannot be read makes the whole reading unusable, not a core short.
+  EXPECT_TRUE(parse_core_ticks("cpu0 10 0 5 80\ncpu1 10 x 5 80\n").empty());
+  EXPECT_TRUE(parse_core_ticks("cpu0 10 0 5\n").empty());
 
   const char* status = "Name:\tdtbench\nVmHWM:\t    2048 kB\nVmRSS:\t    1024 kB\n";
   EXPECT_EQ(parse_status_bytes(status, "VmRSS"), 1024 * 1024);
   EXPECT_EQ(parse_status_bytes(status, "VmHWM"), 2048 * 1024);
   EXPECT_FALSE(parse_status_bytes(status, "VmSwap").has_value());
+  EXPECT_FALSE(parse_status_bytes("VmRSS:\t 1024 MB\n", "VmRSS").has_value());  // only kB is known
+  EXPECT_FALSE(parse_status_bytes("VmRSSx:\t 1024 kB\n", "VmRSS").has_value());
 }
 
 constexpr const char* kNoNvml = "/nonexistent/libnvidia-ml.so.1";
