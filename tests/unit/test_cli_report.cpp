@@ -129,30 +129,22 @@ TEST_F(CliReport, ADirectoryWithoutAReportIsAnInputErrorNamingThePath) {
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
   EXPECT_NE(missing.output.find((empty / "report.json").string()), std::string::npos) << missing.output;
 
-  std::ofstream(empty / "report.json") << "{\"status\": \"complete\", ";
-  const Outcome broken = dtbench("report " + empty.string());
-  EXPECT_EQ(broken.exit_code, 2) << broken.output;
-  EXPECT_NE(broken.output.find("not valid JSON"), std::string::npos) << broken.output;
-
-  std::ofstream(empty / "report.json") << "{\"status\": \"complete\"}";
-  const Outcome lacking = dtbench("report " + empty.string());
-  EXPECT_EQ(lacking.exit_code, 2) << lacking.output;
-  EXPECT_NE(lacking.output.find("'epochs'"), std::string::npos) << lacking.output;
-
-  std::ofstream(empty / "report.json") << "[]";
-  const Outcome not_object = dtbench("report " + empty.string());
-  EXPECT_EQ(not_object.exit_code, 2) << not_object.output;
-  EXPECT_NE(not_object.output.find("not a JSON object"), std::string::npos) << not_object.output;
-
-  std::ofstream(empty / "report.json") << "{\"status\": \"complete\", \"epochs\": [{\"epoch\": \"one\"}]}";
-  const Outcome not_number = dtbench("report " + empty.string());
-  EXPECT_EQ(not_number.exit_code, 2) << not_number.output;
-  EXPECT_NE(not_number.output.find("is not a number"), std::string::npos) << not_number.output;
-
-  std::ofstream(empty / "report.json") << "{\"status\": \"failed\", \"error\": 5, \"epochs\": []}";
-  const Outcome wrong_type = dtbench("report " + empty.string());
-  EXPECT_EQ(wrong_type.exit_code, 2) << wrong_type.output;
-  EXPECT_NE(wrong_type.output.find((empty / "report.json").string()), std::string::npos) << wrong_type.output;
+  // Each bad report.json: an input error (exit 2) that says what is wrong.
+  const struct {
+    std::string content, expected;
+  } cases[] = {
+      {"{\"status\": \"complete\", ", "not valid JSON"},
+      {"{\"status\": \"complete\"}", "'epochs'"},
+      {"[]", "not a JSON object"},
+      {"{\"status\": \"complete\", \"epochs\": [{\"epoch\": \"one\"}]}", "is not a number"},
+      {"{\"status\": \"failed\", \"error\": 5, \"epochs\": []}", (empty / "report.json").string()},  // a wrong type
+  };
+  for (const auto& c : cases) {
+    std::ofstream(empty / "report.json") << c.content;
+    const Outcome r = dtbench("report " + empty.string());
+    EXPECT_EQ(r.exit_code, 2) << c.content << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.expected), std::string::npos) << c.content << "\n" << r.output;
+  }
 }
 
 }  // namespace
