@@ -34,35 +34,24 @@ Tensor& ReLU::backward(Tensor& grad_output) {
   return grad_input;
 }
 
-const Tensor& Tanh::forward(const Tensor& input, Mode mode) {
+const Tensor& OutputActivation::forward(const Tensor& input, Mode mode) {
   (void)mode;
   output_.resize(input.shape());
-  kernels::tanh_forward(output_.data(), input.data(), input.numel());
+  forward_(output_.data(), input.data(), input.numel());
   return output_;
 }
 
-Tensor& Tanh::backward(Tensor& grad_output) {
-  DTB_CHECK(grad_output.shape() == output_.shape(), "tanh backward: gradient {} for output {}",
+Tensor& OutputActivation::backward(Tensor& grad_output) {
+  DTB_CHECK(grad_output.shape() == output_.shape(), "{} backward: gradient {} for output {}", kind_,
             shape_string(grad_output.shape()), shape_string(output_.shape()));
   grad_input_.resize(grad_output.shape());
-  kernels::tanh_backward(grad_input_.data(), grad_output.data(), output_.data(), output_.numel());
+  backward_(grad_input_.data(), grad_output.data(), output_.data(), output_.numel());
   return grad_input_;
 }
 
-const Tensor& Sigmoid::forward(const Tensor& input, Mode mode) {
-  (void)mode;
-  output_.resize(input.shape());
-  kernels::sigmoid_forward(output_.data(), input.data(), input.numel());
-  return output_;
-}
+Tanh::Tanh() : OutputActivation("tanh", kernels::tanh_forward, kernels::tanh_backward) {}
 
-Tensor& Sigmoid::backward(Tensor& grad_output) {
-  DTB_CHECK(grad_output.shape() == output_.shape(), "sigmoid backward: gradient {} for output {}",
-            shape_string(grad_output.shape()), shape_string(output_.shape()));
-  grad_input_.resize(grad_output.shape());
-  kernels::sigmoid_backward(grad_input_.data(), grad_output.data(), output_.data(), output_.numel());
-  return grad_input_;
-}
+Sigmoid::Sigmoid() : OutputActivation("sigmoid", kernels::sigmoid_forward, kernels::sigmoid_backward) {}
 
 Dropout::Dropout(float probability) : probability_(probability) {
   if (!(probability >= 0.0f && probability <= 1.0f)) {

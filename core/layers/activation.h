@@ -1,4 +1,8 @@
 #pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+
 #include "core/layers/layer.h"
 
 namespace dtbench {
@@ -18,27 +22,35 @@ class ReLU : public Layer {
   Tensor output_, grad_input_;  // output_ is a view of the input when in place
 };
 
-class Tanh : public Layer {
+// An elementwise activation whose derivative is a function of its output: forward keeps the
+// output and backward reads it. Tanh and Sigmoid differ only in their two kernels.
+class OutputActivation : public Layer {
  public:
-  std::string kind() const override { return "tanh"; }
+  using ForwardKernel = void (*)(float* out, const float* inp, int64_t n);
+  using BackwardKernel = void (*)(float* dinp, const float* dout, const float* out, int64_t n);
+  OutputActivation(std::string kind, ForwardKernel forward, BackwardKernel backward)
+      : kind_(std::move(kind)), forward_(forward), backward_(backward) {}
+  std::string kind() const override { return kind_; }
   Shape configure(const Shape& sample_input) override { return sample_input; }
   const Tensor& forward(const Tensor& input, Mode mode) override;
   Tensor& backward(Tensor& grad_output) override;
 
  private:
+  std::string kind_;
+  ForwardKernel forward_;
+  BackwardKernel backward_;
   Tensor output_, grad_input_;
 };
 
-// 1 / (1 + exp(−x)), the logistic function.
-class Sigmoid : public Layer {
+class Tanh : public OutputActivation {
  public:
-  std::string kind() const override { return "sigmoid"; }
-  Shape configure(const Shape& sample_input) override { return sample_input; }
-  const Tensor& forward(const Tensor& input, Mode mode) override;
-  Tensor& backward(Tensor& grad_output) override;
+  Tanh();
+};
 
- private:
-  Tensor output_, grad_input_;
+// 1 / (1 + exp(−x)), the logistic function.
+class Sigmoid : public OutputActivation {
+ public:
+  Sigmoid();
 };
 
 // Inverted dropout: in training, zeroes each element with probability p and scales the rest by
