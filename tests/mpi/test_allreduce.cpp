@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <cmath>
+#include <initializer_list>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "allreduce/allreduce.h"
@@ -25,6 +29,18 @@ int world_size() {
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   return size;
+}
+
+// `call` must throw an IoError whose message holds every one of `expected`.
+template <typename Call>
+void expect_io_error(Call call, std::initializer_list<std::string_view> expected) {
+  try {
+    call();
+    ADD_FAILURE() << "no error";
+  } catch (const IoError& error) {
+    const std::string message = error.what();
+    for (const std::string_view part : expected) EXPECT_NE(message.find(part), std::string::npos) << message;
+  }
 }
 
 // Small integers: their sums are exact in float, so the check can be exact.
@@ -99,29 +115,41 @@ TEST_P(Allreduce, AverageOfRandomValuesMatchesADoubleReference) {
 INSTANTIATE_TEST_SUITE_P(Algorithms, Allreduce, ::testing::Values(AllreduceAlgorithm::Ring, AllreduceAlgorithm::Mpi),
                          [](const auto& info) { return std::string(algorithm_name(info.param)); });
 
-TEST(RingAllreduce, ASilentPeerIsATimeoutNamingTheRanks) {
-  const int rank = world_rank(), world = world_size();
-  if (world < 2) GTEST_SKIP() << "needs two ranks";
+// Rank 0 starts a ring that no other rank joins, with this wait policy.
+void ring_alone_at_rank_0(const WaitPolicy& wait, std::initializer_list<std::string_view> expected) {
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  if (rank == 0) {
+  if (world_rank() == 0) {
     std::vector<float> buffer(1000, 1.0f);
     AllreduceOptions options;
     options.buffer = buffer.data();
     options.count = 1000;
     options.comm = comm;
-    options.wait.timeout_seconds = 0.5;
-    try {
-      ring_allreduce(options);
-      ADD_FAILURE() << "the ring finished although rank 1 never joined";
-    } catch (const IoError& error) {
-      const std::string message = error.what();
-      EXPECT_NE(message.find("timed out"), std::string::npos) << message;
-      EXPECT_NE(message.find("rank 0 waiting for rank"), std::string::npos) << message;
-    }
+    options.wait = wait;
+    expect_io_error([&] { ring_allreduce(options); }, expected);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Comm_free(&comm);
+}
+
+TEST(RingAllreduce, ASilentPeerIsATimeoutNamingTheRanks) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  ring_alone_at_rank_0({.timeout_seconds = 0.5, .stop_requested = {}, .describe = {}},
+                       {"timed out", "rank 0 waiting for rank"});
+}
+
+// A stop request (SIGTERM from mpirun, say) ends a wait at once, long before its deadline, so the
+// rank can still write its report.
+TEST(RingAllreduce, AStopRequestEndsAWaitBeforeItsDeadline) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  const auto start = std::chrono::steady_clock::now();
+  int polls = 0;
+  ring_alone_at_rank_0({.timeout_seconds = 60, .stop_requested = [&] { return ++polls > 3; }, .describe = {}},
+                       {"stopped while waiting", "rank 0 waiting for rank"});
+  if (world_rank() == 0) {
+    EXPECT_GE(polls, 4);  // asked again while waiting, not once at the start
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+  }
 }
 
 // The control channel's collectives are bounded too: rank 0 gathering the reports of a rank that
@@ -131,14 +159,8 @@ TEST(ControlChannel, AGatherWithASilentRankTimesOut) {
   if (world < 2) GTEST_SKIP() << "needs two ranks";
   const auto channel = make_mpi_channel({.timeout_seconds = 0.5, .stop_requested = {}, .describe = {}});
   if (rank == 0) {
-    try {
-      channel->gather("rank 0's report");
-      ADD_FAILURE() << "the gather finished although no other rank had sent";
-    } catch (const IoError& error) {
-      const std::string message = error.what();
-      EXPECT_NE(message.find("timed out after 0.5 s"), std::string::npos) << message;
-      EXPECT_NE(message.find("gathering every rank's report at rank 0"), std::string::npos) << message;
-    }
+    expect_io_error([&] { channel->gather("rank 0's report"); },
+                    {"timed out after 0.5 s", "gathering every rank's report at rank 0"});
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank != 0) channel->gather("late");  // complete rank 0's collective, so nothing is left pending
