@@ -1,11 +1,11 @@
 #include "core/profile/trace_writer.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
 #include "core/profile/phases.h"
+#include "core/util/clock.h"
 
 namespace dtbench {
 
@@ -13,8 +13,6 @@ namespace {
 
 constexpr int kLoopThread = 0;
 constexpr int kCommThread = 1;
-
-std::chrono::nanoseconds seconds(double s) { return std::chrono::nanoseconds(std::llround(std::max(0.0, s) * 1e9)); }
 
 // "allreduce bucket 3 (4.0 MiB)", "pull (1.2 MiB)" (no index), "wait" (nor bytes), into `out`;
 // returns the text written.
@@ -42,8 +40,8 @@ TraceWriter::TraceWriter(const std::filesystem::path& path, TraceOptions options
 void TraceWriter::record_step(int64_t epoch, int64_t step_in_epoch, int64_t global_step, const TraceStep& step) {
   if (!traces(step_in_epoch)) return;
   // comm then update, end to end after backward, never past the step's end.
-  const auto comm_end = std::min(step.step_end, step.sync_start + seconds(step.comm_seconds));
-  const auto update_end = std::min(step.step_end, comm_end + seconds(step.update_seconds));
+  const auto comm_end = std::min(step.step_end, step.sync_start + to_duration(std::max(0.0, step.comm_seconds)));
+  const auto update_end = std::min(step.step_end, comm_end + to_duration(std::max(0.0, step.update_seconds)));
 
   char name[32];
   const auto step_name = fmt::format_to_n(name, sizeof(name), "step {}", global_step);
