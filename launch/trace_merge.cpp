@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/profile/trace_file.h"
 #include "launch/run_directory.h"
 #include "launch/trace_read.h"
 
@@ -19,12 +20,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kSystemClock = "system clock";
-
 // Where a file's origin lies, from its process_name event's args.clock.
 struct SourceClock {
   bool known = false;
-  std::string reference = kSystemClock;
+  std::string reference = kTraceSystemClock;
   int64_t origin_unix_ns = 0;
   int64_t origin_on_reference_ns = 0;  // the origin read on the reference clock: steady − offset
   int64_t uncertainty_ns = 0;
@@ -45,7 +44,7 @@ SourceClock clock_of(const json& events) {
     const json* record = event.contains("args") && event["args"].contains("clock") ? &event["args"]["clock"] : nullptr;
     if (record == nullptr || !record->is_object()) continue;
     clock.known = true;
-    clock.reference = record->value("reference", kSystemClock);
+    clock.reference = record->value("reference", kTraceSystemClock);
     clock.origin_unix_ns = record->value("origin_unix_ns", int64_t{0});
     clock.origin_on_reference_ns =
         record->value("origin_steady_ns", int64_t{0}) - record->value("offset_ns", int64_t{0});
@@ -70,7 +69,7 @@ const Source* find_anchor(const std::vector<Source>& sources, const std::string&
 // carries system-clock readings onto it.
 void place_on(Source& source, const std::string& reference, int64_t reference_minus_unix) {
   const SourceClock& clock = source.clock;
-  if (reference == kSystemClock) {
+  if (reference == kTraceSystemClock) {
     source.start_ns = clock.origin_unix_ns;
     source.placed_by = "system clock";
   } else if (clock.reference == reference) {
@@ -80,7 +79,7 @@ void place_on(Source& source, const std::string& reference, int64_t reference_mi
                                                                static_cast<double>(clock.uncertainty_ns) / 1e3);
   } else {
     source.start_ns = clock.origin_unix_ns + reference_minus_unix;
-    const std::string measured = clock.reference == kSystemClock
+    const std::string measured = clock.reference == kTraceSystemClock
                                      ? "it measured no clock offset"
                                      : fmt::format("it measured its offset to the {} instead", clock.reference);
     source.placed_by = fmt::format("system clock ({}): as close as the hosts' clocks agree (NTP)", measured);
@@ -91,7 +90,7 @@ void place_on(Source& source, const std::string& reference, int64_t reference_mi
 // clock record (see trace_merge.h), reached through the system clock by those not measured on it.
 void place(std::vector<Source>& sources, std::vector<std::string>& warnings) {
   const auto first = std::find_if(sources.begin(), sources.end(), [](const Source& s) { return s.clock.known; });
-  const std::string reference = first != sources.end() ? first->clock.reference : kSystemClock;
+  const std::string reference = first != sources.end() ? first->clock.reference : kTraceSystemClock;
   const Source* anchor = find_anchor(sources, reference);
   const int64_t reference_minus_unix =
       anchor != nullptr ? anchor->clock.origin_on_reference_ns - anchor->clock.origin_unix_ns : 0;

@@ -39,7 +39,7 @@ nlohmann::json clock_record(TraceEventFile::Clock::time_point origin, const std:
     clock["uncertainty_ns"] = static_cast<int64_t>(alignment->uncertainty_seconds * 1e9);
     clock["method"] = alignment->method;
   } else {
-    clock["reference"] = "system clock";
+    clock["reference"] = kTraceSystemClock;
     clock["method"] = "system_clock read at the origin: placed among other traces only as well as the hosts' "
                       "clocks agree (NTP)";
   }

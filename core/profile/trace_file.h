@@ -26,6 +26,9 @@
 
 namespace dtbench {
 
+// args.clock.reference of a trace placed by its system clock alone (no measured offset).
+inline constexpr const char* kTraceSystemClock = "system clock";
+
 struct TraceProcess {
   int pid = 0;
   std::string name;                     // "worker 3", "server 0"
