@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/util/error.h"
+#include "core/util/files.h"
 #include "launch/child_process.h"
 #include "launch/commands.h"
 #include "launch/run_directory.h"
@@ -47,8 +48,12 @@ void check_or_record_settings(const fs::path& dir, const SweepConfiguration& c) 
                              {"workers", c.workers}, {"servers", c.servers}};
   const fs::path file = dir / "configuration.json";
   if (fs::exists(file)) {
-    std::ifstream in(file);
-    const nlohmann::json recorded = nlohmann::json::parse(in, nullptr, false);
+    const nlohmann::json recorded = nlohmann::json::parse(read_file(file).value_or(""), nullptr, false);
+    if (recorded.is_discarded()) {
+      fail_input("{}: unreadable or not valid JSON; it records what the runs beside it were made with. Move "
+                 "that directory away, or choose another --output",
+                 file.string());
+    }
     if (recorded != settings) {
       fail_input("{} holds runs of configuration {} made with other settings ({}); now: {}. Choose another --output "
                  "or move that directory away",
@@ -231,7 +236,7 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--warmup", options->warmup, "Warm-up runs per configuration (default: the sweep's)")
       ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
   command->add_option("--cap-s", options->cap_s, "Wall-clock cap per run in seconds (default: the sweep's)")
-      ->check(CLI::Range(1e-3, 30.0 * 24 * 3600));
+      ->check(CLI::Range(1e-3, kLongestCapSeconds));
   command->add_flag("--dry-run", options->dry_run, "List the configurations and what is missing; run nothing");
   command->add_flag("!--no-report", options->report, "Skip the breakdown report over the runs");
   command->callback([options] { run_sweep(*options); });

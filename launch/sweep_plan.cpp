@@ -148,7 +148,6 @@ void require_directory_name(const fs::path& source, const std::string& what, con
 fs::path normal(const fs::path& path) { return fs::absolute(path).lexically_normal(); }
 
 // Longer caps are surely mistakes; the bound also keeps deadlines far from clock overflow.
-constexpr double kLongestCapSeconds = 30.0 * 24 * 3600;
 
 }  // namespace
 

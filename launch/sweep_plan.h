@@ -61,6 +61,9 @@ struct SweepComparison {
   std::string test = "mann-whitney";  // or wilcoxon (runs paired by repetition)
 };
 
+// The longest wall-clock cap a sweep accepts: 30 days.
+inline constexpr double kLongestCapSeconds = 30.0 * 24 * 3600;
+
 struct SweepBlueprint {
   std::string name;
   std::filesystem::path source;  // the sweep file
@@ -71,7 +74,7 @@ struct SweepBlueprint {
   int64_t servers = 1;
   int64_t repetitions = 5;
   int64_t warmup = 1;
-  double cap_s = 1800;
+  double cap_s = 1800;  // at most kLongestCapSeconds
   SweepLaunch launch;
   std::vector<SweepSynthesis> synthesize;
   std::optional<SweepComparison> compare;
