@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/util/error.h"
+#include "core/util/files.h"
 #include "launch/report_csv.h"
 #include "launch/report_run.h"
 #include "launch/run_directory.h"
@@ -26,10 +26,10 @@ const std::vector<std::string> kPhases = {"step", "load", "forward", "backward",
 bool is_time(const std::string& metric) { return metric == "run_s" || metric == "process_s" || metric == "epoch_s"; }
 
 nlohmann::json read_report(const fs::path& path) {
-  std::ifstream file(path);
-  if (!file) throw IoError(fmt::format("{}: cannot open it", path.string()));
+  const std::optional<std::string> text = read_file(path);
+  if (!text) throw IoError(fmt::format("{}: cannot open it", path.string()));
   try {
-    return nlohmann::json::parse(file);
+    return nlohmann::json::parse(*text);
   } catch (const nlohmann::json::exception& error) {
     throw IoError(fmt::format("{}: not valid JSON: {}", path.string(), error.what()));
   }
@@ -129,14 +129,13 @@ RunMetrics run_metrics(const SweepRun& run) {
     m["process_s"] = run.process_seconds;
     m["run_s"] = report.at("wall_seconds").get<double>();
     const auto& epochs = report.at("epochs");
-    double previous = 0.0, later_sum = 0.0;
-    for (size_t i = 0; i < epochs.size(); ++i) {
-      const double wall = epochs[i].at("wall_seconds").get<double>();
-      if (i == 0) m["epoch_s"] = wall;
-      else later_sum += wall - previous;
-      previous = wall;
+    // Epoch wall times are cumulative: the first epoch's is its own, the later ones' mean is the
+    // span from the first epoch's end to the last's over their number.
+    if (!epochs.empty()) {
+      const double first = epochs.front().at("wall_seconds").get<double>();
+      const double last = epochs.back().at("wall_seconds").get<double>();
+      m["epoch_s"] = epochs.size() > 1 ? (last - first) / static_cast<double>(epochs.size() - 1) : first;
     }
-    if (epochs.size() > 1) m["epoch_s"] = later_sum / static_cast<double>(epochs.size() - 1);
     const auto& summary = report.at("summary");
     summary.at("images_per_second");
     m["images_per_s"] = run_images_per_second(report);

@@ -252,7 +252,7 @@ SweepRun run_repetition(const SweepBlueprint& sweep, const SweepConfiguration& c
     run.exit_code = -1;
     run.error = failure.what();
   }
-  run.process_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  run.process_seconds = seconds_since(start);
   write_file_atomically(dir / "run.json", sweep_run_json(run).dump(2) + "\n");
   return run;
 }

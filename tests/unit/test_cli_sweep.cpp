@@ -115,10 +115,33 @@ TEST_F(CliSweep, TinySweepReportsEveryConfigurationAndResumesWithoutRerunning) {
       << unreadable.output;
   EXPECT_TRUE(fs::exists(unfinished.string() + ".attempt-2"));
 
+  // A finished run whose report.json is broken is counted as failed, naming the file; not as a number.
+  const fs::path broken = dir / "model=mlp,transport=ring" / "rep-2";
+  std::ofstream(broken / "report.json") << "{";
+  const Outcome unreadable_report = dtbench("sweep " + file.string() + " --no-report");
+  ASSERT_EQ(unreadable_report.exit_code, 0) << unreadable_report.output;
+  EXPECT_NE(unreadable_report.output.find("0 run(s) made, 8 kept"), std::string::npos) << unreadable_report.output;
+  for (const auto& c : read_json(dir / "results.json")["configurations"]) {
+    if (c["id"] != "model=mlp,transport=ring") continue;
+    EXPECT_EQ(c["failed"].get<int>(), 1);
+    EXPECT_EQ(c["stats"]["run_s"]["n"].get<int>(), 1);
+  }
+  const std::string rows = read_text(dir / "results.csv");
+  EXPECT_NE(rows.find((broken / "report.json").string() + ": not valid JSON"), std::string::npos) << rows;
+
   // Other settings under the same sweep directory are refused, not mixed in.
   const Outcome changed = dtbench("sweep " + file.string() + " --set optimizer.lr=0.5");
   EXPECT_NE(changed.exit_code, 0);
   EXPECT_NE(changed.output.find("other settings"), std::string::npos) << changed.output;
+
+  // So is a directory whose record of its settings cannot be read: named, not called other settings.
+  std::ofstream(dir / "model=mlp,transport=ring" / "configuration.json") << "{\"id\":";
+  const Outcome unrecorded = dtbench("sweep " + file.string() + " --no-report");
+  EXPECT_EQ(unrecorded.exit_code, 2) << unrecorded.output;
+  EXPECT_NE(unrecorded.output.find((dir / "model=mlp,transport=ring" / "configuration.json").string() +
+                                   ": unreadable or not valid JSON"),
+            std::string::npos)
+      << unrecorded.output;
 }
 
 TEST_F(CliSweep, ARunOverTheCapIsReportedAsCappedAndAnImpossibleConfigurationAsMissing) {
