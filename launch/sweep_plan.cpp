@@ -17,6 +17,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A path the sweep file names: absolute as given, relative to the sweep file's folder otherwise.
+fs::path beside(const fs::path& sweep_file, const std::string& path) {
+  return fs::weakly_canonical(fs::path(path).is_absolute() ? fs::path(path) : sweep_file.parent_path() / path);
+}
+
 class SweepReader {
  public:
   explicit SweepReader(fs::path source) : source_(std::move(source)) {}
@@ -184,7 +189,7 @@ SweepBlueprint load_sweep(const fs::path& file, const std::vector<std::string>& 
   reader.read(root, "name", sweep.name, "name");
   std::string base;
   reader.read(root, "base", base, "base");
-  if (!base.empty()) sweep.base = fs::weakly_canonical(fs::path(base).is_absolute() ? fs::path(base) : file.parent_path() / base);
+  if (!base.empty()) sweep.base = beside(file, base);
   if (root["set"] && !root["set"].IsNull()) {
     if (!root["set"].IsMap()) reader.fail("set", "a mapping of blueprint keys to values");
     reader.flatten(root["set"], "", sweep.overrides);
@@ -274,7 +279,7 @@ std::vector<SweepConfiguration> expand_sweep(const SweepBlueprint& sweep) {
       id.push_back(axis.key + "=" + id_value(axis.key, axis.values[point[a]]));
       for (const auto& [key, value] : axis.assignments[point[a]]) {
         if (key == "blueprint") {
-          c.base = fs::weakly_canonical(fs::path(value).is_absolute() ? fs::path(value) : sweep.source.parent_path() / value);
+          c.base = beside(sweep.source, value);
         } else if (key == "workers") {
           c.workers = positive_integer(sweep.source, "axes." + axis.key + ".workers", value);
         } else if (key == "servers") {
