@@ -175,6 +175,24 @@ TEST_F(CliSweep, ARunOverTheCapIsReportedAsCappedAndAnImpossibleConfigurationAsM
   EXPECT_NE(csv[2].find(",missing,"), std::string::npos);
 }
 
+// A parameter server that cannot start (here: no such address to listen on) fails its run with the
+// server's own last error, instead of hanging or counting as capped; the sweep goes on.
+TEST_F(CliSweep, AServerThatCannotStartFailsItsRunNamingTheServer) {
+  const fs::path file = write_sweep(
+      "set: {steps: 3, batch: 16, threads: 1, dataset.path: " + (root_ / "data").string() + "}\n"
+      "axes: {model: [mlp], transport: [ps-sync]}\n"
+      "repetitions: 1\nwarmup: 0\nlaunch: {ps_host: 256.0.0.1}\n");
+  const Outcome run = dtbench("sweep " + file.string() + " --no-report");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const fs::path rep = root_ / "out" / "tiny" / "model=mlp,transport=ps-sync" / "rep-1";
+  const nlohmann::json record = read_json(rep / "run.json");
+  EXPECT_EQ(record["status"], "failed");
+  const std::string error = record["error"];
+  EXPECT_NE(error.find("parameter server 0 exited"), std::string::npos) << error;
+  EXPECT_NE(error.find("cannot listen on 256.0.0.1:0"), std::string::npos) << error;  // the server's own words
+  EXPECT_EQ(read_json(root_ / "out" / "tiny" / "results.json")["configurations"][0]["failed"].get<int>(), 1);
+}
+
 TEST_F(CliSweep, BadSweepFilesAreErrorsNamingFileAndKey) {
   const fs::path unknown = write_sweep("axes: {model: [mlp]}\nrepetitons: 3\n");
   Outcome r = dtbench("sweep " + unknown.string() + " --dry-run");
