@@ -7,7 +7,7 @@
 
 #include "core/data/synthetic.h"
 #include "launch/commands.h"
-#include "launch/run_directory.h"
+#include "core/util/files.h"
 
 namespace dtbench {
 

@@ -3,7 +3,7 @@
 
 #include "core/models/models.h"
 #include "launch/commands.h"
-#include "launch/shape_option.h"
+#include "launch/blueprint/shape_option.h"
 
 namespace dtbench {
 

@@ -15,7 +15,7 @@
 #include "core/models/models.h"
 #include "core/util/blas.h"
 #include "core/util/error.h"
-#include "launch/blueprint.h"
+#include "launch/blueprint/blueprint.h"
 #include "launch/commands.h"
 #include "paramserver/parameter_server.h"
 #include "paramserver/security.h"

@@ -17,11 +17,11 @@
 #include "core/train/trainer.h"
 #include "core/util/blas.h"
 #include "core/util/error.h"
-#include "launch/blueprint.h"
+#include "launch/blueprint/blueprint.h"
 #include "launch/commands.h"
-#include "launch/resource_sampler.h"
+#include "launch/monitor/resource_sampler.h"
 #include "launch/run_directory.h"
-#include "launch/run_report.h"
+#include "launch/report/run_summary.h"
 #include "paramserver/register.h"
 
 namespace dtbench {

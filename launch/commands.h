@@ -2,7 +2,7 @@
 // Each subcommand of `dtbench` registers its options and its action here.
 #include <CLI/CLI.hpp>
 
-#include "launch/blueprint.h"
+#include "launch/blueprint/blueprint.h"
 #include "paramserver/ps_transport.h"
 
 namespace dtbench {

@@ -1,11 +1,7 @@
 #include "launch/run_directory.h"
 
-#include <unistd.h>
-
 #include <chrono>
-#include <cstdio>
 #include <ctime>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -42,22 +38,6 @@ RunDirectory RunDirectory::open(const fs::path& path) {
 
 void RunDirectory::write(const std::string& file_name, const std::string& content) const {
   write_file_atomically(path_ / file_name, content);
-}
-
-void write_file_atomically(const fs::path& path, const std::string& content) {
-  const fs::path temporary = path.string() + fmt::format(".tmp{}", getpid());
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    file << content;
-    file.flush();
-    if (!file) throw IoError(fmt::format("cannot write {}", temporary.string()));
-  }
-  std::error_code error;
-  fs::rename(temporary, path, error);
-  if (error) {
-    fs::remove(temporary, error);
-    throw IoError(fmt::format("cannot rename {} to {}", temporary.string(), path.string()));
-  }
 }
 
 }  // namespace dtbench

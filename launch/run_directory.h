@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <string>
 
+#include "core/util/files.h"
+
 namespace dtbench {
 
 class RunDirectory {
@@ -22,8 +24,5 @@ class RunDirectory {
   explicit RunDirectory(std::filesystem::path path) : path_(std::move(path)) {}
   std::filesystem::path path_;
 };
-
-// Writes `content` to `path` through a temporary file in the same directory and a rename.
-void write_file_atomically(const std::filesystem::path& path, const std::string& content);
 
 }  // namespace dtbench

@@ -151,6 +151,38 @@ void conv2d_forward(float* out, const float* inp, const float* weight, const flo
   }
 }
 
+namespace {
+
+// dweight = the sum of the threads' shares of the weight gradient (threads with no group left
+// theirs null).
+void add_weight_shares(float* dweight, const std::vector<const float*>& shares, int64_t count) {
+  bool written = false;
+  for (const float* share : shares) {
+    if (share == nullptr) continue;
+    if (!written) {
+      std::copy_n(share, count, dweight);
+    } else {
+      for (int64_t i = 0; i < count; ++i) dweight[i] += share[i];
+    }
+    written = true;
+  }
+}
+
+// dbias (Cout) = dout (B, Cout, P) summed over the batch and the plane.
+void bias_gradient(float* dbias, const float* dout, int64_t B, int64_t Cout, int64_t P) {
+  std::fill_n(dbias, Cout, 0.0f);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t c = 0; c < Cout; ++c) {
+      const float* plane = dout + (b * Cout + c) * P;  // (P)
+      float sum = 0.0f;
+      for (int64_t p = 0; p < P; ++p) sum += plane[p];
+      dbias[c] += sum;
+    }
+  }
+}
+
+}  // namespace
+
 void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                      const float* weight, const ConvSizes& sizes) {
   const int64_t B = sizes.batch, Cout = sizes.out_channels, K = sizes.patch_count();
@@ -202,28 +234,8 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
   }
     if (!first) shares[static_cast<size_t>(thread)] = my_dweight;
   }
-  if (threads.count() > 1) {
-    bool written = false;
-    for (const float* share : shares) {
-      if (share == nullptr) continue;
-      if (!written) {
-        std::copy_n(share, Cout * K, dweight);
-      } else {
-        for (int64_t i = 0; i < Cout * K; ++i) dweight[i] += share[i];
-      }
-      written = true;
-    }
-  }
-  if (dbias == nullptr) return;
-  std::fill_n(dbias, Cout, 0.0f);
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t c = 0; c < Cout; ++c) {
-      const float* plane = dout + (b * Cout + c) * P;  // (P)
-      float sum = 0.0f;
-      for (int64_t p = 0; p < P; ++p) sum += plane[p];
-      dbias[c] += sum;
-    }
-  }
+  if (threads.count() > 1) add_weight_shares(dweight, shares, Cout * K);
+  if (dbias != nullptr) bias_gradient(dbias, dout, B, Cout, P);
 }
 
 }  // namespace dtbench

@@ -5,7 +5,7 @@
 //
 // Streamed: the file is a JSON array written as "[" + events joined by ",\n", one event per line,
 // the closing "]" only at finish() — the Trace Event Format accepts a missing one, so a crashed
-// program leaves a usable file (and a torn last line is easy to drop: see launch/trace_merge.h).
+// program leaves a usable file (and a torn last line is easy to drop: see launch/report/trace_merge.h).
 // Events are formatted into a fixed buffer (no allocation per event) and reach the file at flush(),
 // one fwrite + fflush, which the caller places off its critical path (a step's end, say).
 //

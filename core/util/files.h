@@ -1,6 +1,7 @@
 #pragma once
-// Reading a whole file: one helper, each caller deciding what a missing file means to it (an
-// input error naming the blueprint, a skipped trace, an empty /proc reading).
+// Reading and writing a whole file. Reading: each caller decides what a missing file means to it
+// (an input error naming the blueprint, a skipped trace, an empty /proc reading). Writing: through
+// a temporary name and a rename, so that a crash never leaves half a file.
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -17,5 +18,9 @@ inline std::optional<std::string> read_file(const std::filesystem::path& path) {
   text << file.rdbuf();
   return std::move(text).str();
 }
+
+// Writes `content` to `path` through a temporary file in the same directory and a rename; IoError
+// naming the file if either fails.
+void write_file_atomically(const std::filesystem::path& path, const std::string& content);
 
 }  // namespace dtbench

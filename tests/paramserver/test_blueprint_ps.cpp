@@ -1,6 +1,6 @@
 // The blueprint's `ps:` section: servers as a list or "a:1,b:2", every key validated, and the
 // worker settings the command line derives from it.
-#include "launch/blueprint.h"
+#include "launch/blueprint/blueprint.h"
 #include "launch/commands.h"
 #include "ps_fixture.h"
 

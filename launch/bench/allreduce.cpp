@@ -1,0 +1,263 @@
+// dtbench bench allreduce, under mpirun: for each message size (doubling from the smallest to the
+// largest) and each algorithm, nccl-tests' order — warm up, agree on the iteration count, barrier,
+// timed loop, combine across ranks (allreduce_timing.h) — then a separate untimed run whose result
+// is checked element by element (allreduce_verify.h). Rank 0 prints one row per size with the
+// algorithms side by side. The timed runs sum (average=false): averaging would add a scaling pass
+// that the two algorithms do over different amounts of the buffer.
+#include "launch/bench/allreduce.h"
+#include "launch/bench/byte_sizes.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "allreduce/allreduce_timing.h"
+#include "allreduce/allreduce_verify.h"
+#include "allreduce/mpi_check.h"
+#include "allreduce/mpi_info.h"
+#include "allreduce/mpi_session.h"
+#include "core/util/error.h"
+
+namespace dtbench {
+
+namespace {
+
+struct AllreduceBenchOptions {
+  std::string sizes = "4B:256MiB";
+  std::vector<std::string> transports = {"ring", "mpi"};
+  int iterations = 0;  // 0: automatic, about target_ms per size and algorithm
+  int warmup = 5;
+  double target_ms = 200;
+  int64_t chunk_kb = 1024;
+  double timeout_s = 60;
+  std::string json;
+};
+
+struct AlgorithmResult {
+  AllreduceTiming timing;  // rank 0's view
+  double algbw_gbps = 0;   // bytes / time
+  double busbw_gbps = 0;   // algbw · 2(n−1)/n: what each link carries, comparable across n
+  int64_t wrong_count = 0;  // summed over ranks
+};
+
+// What every size and algorithm share: the communicator, the buffers, the options.
+struct BenchContext {
+  explicit BenchContext(const AllreduceBenchOptions& o) : options(o) {}
+  const AllreduceBenchOptions& options;
+  std::vector<AllreduceAlgorithm> algorithms;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int world = 1;
+  std::vector<float> buffer;   // the largest size's elements, reused by every size
+  std::vector<float> scratch;  // the ring's receive buffer, reused likewise
+  WaitPolicy wait;
+  Watchdog watchdog;           // keeps the deadline of the blocking MPI_Allreduce
+};
+
+AllreduceOptions allreduce_options(BenchContext& c, AllreduceAlgorithm algorithm, int64_t count) {
+  return {.buffer = c.buffer.data(),
+          .count = count,
+          .comm = c.comm,
+          .algorithm = algorithm,
+          .average = false,
+          .chunk_bytes = c.options.chunk_kb * 1024,
+          .tag = 0,
+          .wait = c.wait,
+          .scratch = &c.scratch,
+          .watchdog = &c.watchdog};
+}
+
+// The untimed verification run: returns the number of wrong elements over all ranks, and each
+// rank with a wrong element says which.
+int64_t verify(BenchContext& c, AllreduceAlgorithm algorithm, int64_t count) {
+  const std::span<float> data(c.buffer.data(), static_cast<size_t>(count));
+  fill_allreduce_pattern(data, c.rank, c.world);
+  allreduce(allreduce_options(c, algorithm, count));
+  const AllreduceMismatch mismatch = check_allreduce_sum(data, c.world);
+  if (mismatch.wrong_count > 0) {
+    spdlog::error("rank {}: {} allreduce of {} is wrong: {}", c.rank, algorithm_name(algorithm),
+                  size_text(count * 4), mismatch.text());
+  }
+  int64_t total = 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(&mismatch.wrong_count, &total, 1, MPI_INT64_T, MPI_SUM, c.comm, &request),
+            "MPI_Iallreduce");
+  wait_all({&request, 1}, c.wait);
+  return total;
+}
+
+AlgorithmResult bench_one(BenchContext& c, AllreduceAlgorithm algorithm, int64_t count) {
+  // Zeros for the timed loop: a sum of zeros stays zero however many iterations run, so the data
+  // never overflows to infinity nor becomes subnormal (slow on x86) and every iteration does the
+  // same work.
+  std::fill_n(c.buffer.begin(), count, 0.0f);
+  AlgorithmResult result;
+  result.timing = time_allreduce({.allreduce = allreduce_options(c, algorithm, count),
+                                  .warmup_iterations = c.options.warmup,
+                                  .iterations = c.options.iterations,
+                                  .target_seconds = c.options.target_ms / 1e3});
+  const double bytes = static_cast<double>(count) * sizeof(float);
+  if (result.timing.mean_seconds > 0) {
+    result.algbw_gbps = bytes / result.timing.mean_seconds / 1e9;
+    result.busbw_gbps = result.algbw_gbps * 2.0 * (c.world - 1) / c.world;
+  }
+  result.wrong_count = verify(c, algorithm, count);
+  return result;
+}
+
+void print_header(const BenchContext& c, int hosts) {
+  const auto& o = c.options;
+  fmt::print("# dtbench bench allreduce: {} ranks on {} host(s); {}; {}\n", c.world, hosts, mpi_library_version(),
+             mpi_thread_level());
+  fmt::print("# float32 sum (average=false); ring chunk {} KiB; warm-up {}; iterations {}\n", o.chunk_kb, o.warmup,
+             o.iterations > 0 ? fmt::format("{}", o.iterations)
+                              : fmt::format("automatic (about {} ms per size and algorithm)", o.target_ms));
+  fmt::print("# time: the slowest rank's mean per iteration; p50/p99: over iterations, each taken at its slowest "
+             "rank; GB/s = 1e9 B/s; busbw = algbw * 2(n-1)/n; check: wrong elements in the untimed run\n");
+  std::string groups = fmt::format("{:>10}", "");
+  std::string names = fmt::format("{:>10}", "size");
+  for (AllreduceAlgorithm a : c.algorithms) {
+    groups += fmt::format("  {:-^58}", fmt::format(" {} ", algorithm_name(a)));
+    names += fmt::format("  {:>6} {:>10} {:>9} {:>9} {:>7} {:>7} {:>5}", "iters", "time us", "p50 us", "p99 us",
+                         "algbw", "busbw", "check");
+  }
+  if (c.algorithms.size() == 2) {
+    groups += fmt::format("  {:^15}", fmt::format("{}/{}", algorithm_name(c.algorithms[0]),
+                                                  algorithm_name(c.algorithms[1])));
+    names += fmt::format("  {:>7} {:>7}", "busbw", "time");
+  }
+  fmt::print("{}\n{}\n", groups, names);
+}
+
+void print_row(int64_t bytes, const std::vector<AlgorithmResult>& results) {
+  std::string line = fmt::format("{:>10}", size_text(bytes));
+  for (const AlgorithmResult& r : results) {
+    const AllreduceTiming& t = r.timing;
+    line += fmt::format("  {:>6} {:>10.1f} {:>9.1f} {:>9.1f} {:>7.3f} {:>7.3f} {:>5}", t.iterations,
+                        1e6 * t.mean_seconds, 1e6 * t.p50_seconds, 1e6 * t.p99_seconds, r.algbw_gbps, r.busbw_gbps,
+                        r.wrong_count == 0 ? std::string("ok") : fmt::format("{}", r.wrong_count));
+  }
+  if (results.size() == 2) {
+    // One rank moves no bytes (busbw 0): no ratio then.
+    auto ratio = [](double a, double b) { return a > 0 && b > 0 ? fmt::format("{:.2f}", a / b) : std::string("-"); };
+    line += fmt::format("  {:>7} {:>7}", ratio(results[0].busbw_gbps, results[1].busbw_gbps),
+                        ratio(results[0].timing.mean_seconds, results[1].timing.mean_seconds));
+  }
+  fmt::print("{}\n", line);
+  std::fflush(stdout);  // rows as they complete: a long run shows progress under mpirun
+}
+
+nlohmann::json row_json(const BenchContext& c, int64_t bytes, const std::vector<AlgorithmResult>& results) {
+  nlohmann::json row = {{"bytes", bytes}, {"count", bytes / 4}};
+  for (size_t k = 0; k < results.size(); ++k) {
+    const AlgorithmResult& r = results[k];
+    row[std::string(algorithm_name(c.algorithms[k]))] = {
+        {"iterations", r.timing.iterations},      {"time_us", 1e6 * r.timing.mean_seconds},
+        {"p50_us", 1e6 * r.timing.p50_seconds},   {"p99_us", 1e6 * r.timing.p99_seconds},
+        {"min_us", 1e6 * r.timing.min_seconds},   {"algbw_gbps", r.algbw_gbps},
+        {"busbw_gbps", r.busbw_gbps},             {"wrong_elements", r.wrong_count}};
+  }
+  return row;
+}
+
+void write_json(const BenchContext& c, int hosts, const nlohmann::json& rows) {
+  std::vector<std::string> names;
+  for (AllreduceAlgorithm a : c.algorithms) names.emplace_back(algorithm_name(a));
+  const nlohmann::json report = {
+      {"benchmark", "allreduce"},       {"world", c.world},
+      {"hosts", hosts},                 {"host", host_name()},
+      {"mpi_library", mpi_library_version()},
+      {"thread_level", mpi_thread_level()},
+      {"algorithms", names},            {"datatype", "float32"},
+      {"average", false},               {"chunk_bytes", c.options.chunk_kb * 1024},
+      {"warmup", c.options.warmup},     {"iterations_requested", c.options.iterations},
+      {"target_ms", c.options.target_ms},
+      {"time", "slowest rank's mean per iteration"},
+      {"rows", rows}};
+  std::ofstream file(c.options.json);
+  file << report.dump(2) << "\n";
+  if (!file) throw IoError(fmt::format("could not write {}", c.options.json));
+}
+
+// Hosts in the job: ranks that are local rank 0, counted.
+int count_hosts(const MpiSession& session, MPI_Comm comm) {
+  int leader = session.local_rank() == 0 ? 1 : 0, hosts = 0;
+  check_mpi(MPI_Allreduce(&leader, &hosts, 1, MPI_INT, MPI_SUM, comm), "MPI_Allreduce");
+  return hosts;
+}
+
+// Returns the number of wrong elements seen over every size and algorithm.
+int64_t run_sizes(BenchContext& c, const std::vector<int64_t>& sizes, int hosts) {
+  if (c.rank == 0) print_header(c, hosts);
+  nlohmann::json rows = nlohmann::json::array();
+  int64_t wrong = 0;
+  for (int64_t bytes : sizes) {
+    std::vector<AlgorithmResult> results;
+    for (AllreduceAlgorithm algorithm : c.algorithms) {
+      results.push_back(bench_one(c, algorithm, bytes / 4));
+      wrong += results.back().wrong_count;
+    }
+    if (c.rank != 0) continue;
+    print_row(bytes, results);
+    rows.push_back(row_json(c, bytes, results));
+  }
+  if (c.rank == 0 && !c.options.json.empty()) write_json(c, hosts, rows);
+  return wrong;
+}
+
+void run_allreduce_bench(const AllreduceBenchOptions& options) {
+  const std::vector<int64_t> sizes = parse_size_range(options.sizes);
+  BenchContext c(options);
+  for (const std::string& name : options.transports) c.algorithms.push_back(parse_allreduce_algorithm(name));
+  int64_t wrong = 0;
+  {
+    MpiSession session;
+    check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &c.comm), "MPI_Comm_dup");
+    c.rank = session.rank();
+    c.world = session.world();
+    c.wait.timeout_seconds = options.timeout_s;
+    try {
+      c.buffer.assign(static_cast<size_t>(sizes.back() / 4), 0.0f);
+      wrong = run_sizes(c, sizes, count_hosts(session, c.comm));
+    } catch (const std::exception& error) {
+      if (c.world == 1) throw;
+      // The other ranks may be waiting for this one: end the job rather than leave them hanging.
+      spdlog::error("rank {}: {}", c.rank, error.what());
+      MpiSession::abort(dynamic_cast<const InputError*>(&error) != nullptr ? 2 : 1);
+    }
+    MPI_Comm_free(&c.comm);
+  }
+  // Every rank knows the total, so every rank exits non-zero and mpirun does too.
+  if (wrong > 0) throw LogicError(fmt::format("allreduce verification failed: {} wrong elements", wrong));
+}
+
+}  // namespace
+
+void add_allreduce_bench(CLI::App& bench) {
+  auto* command = bench.add_subcommand(
+      "allreduce", "Ring allreduce against MPI_Allreduce over message sizes (run under mpirun)");
+  auto options = std::make_shared<AllreduceBenchOptions>();
+  command->add_option("--sizes", options->sizes, "Sizes MIN:MAX in bytes, doubling (e.g. 4B:256MiB), or one size")
+      ->capture_default_str();
+  command->add_option("--transport", options->transports, "Algorithms to compare, comma-separated: ring, mpi")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--iters", options->iterations, "Timed iterations per size (0: about --target-ms each)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--warmup", options->warmup, "Untimed iterations first")->check(CLI::NonNegativeNumber);
+  command->add_option("--target-ms", options->target_ms, "Automatic iteration count: time per size and algorithm")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--chunk-kb", options->chunk_kb, "Ring: pipelining chunk in KiB")->check(CLI::PositiveNumber);
+  command->add_option("--timeout-s", options->timeout_s, "A peer silent this long ends the run with an error")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--json", options->json, "Also write every number to this JSON file (rank 0)");
+  command->callback([options] { run_allreduce_bench(*options); });
+}
+
+}  // namespace dtbench

@@ -1,0 +1,275 @@
+// dtbench bench ps: what one synchronous step of the parameter servers costs a worker, payload size
+// by payload size. A ROUND is what a ps-sync worker does after backward:
+//
+//   worker w:  push(gradient) ──► server: wait for every worker, mean, optimizer step ──► pull(values)
+//              |──── push ────|──────────────────── wait ─────────────────────|──── pull ────|
+//
+// push: until every byte of the gradient was written; wait: until every shard answered (the other
+// workers' pushes and the server's update); pull: receiving the new values. Each round a worker
+// sends `size` bytes and receives `size` bytes, so GB/s = 2 · size / round time.
+//
+// nccl-tests' order, as `bench allreduce`: warm up, agree on the iteration count, timed rounds, then
+// one untimed round whose result is checked. Without --servers, every size gets fresh servers in
+// this process on 127.0.0.1:0, holding one flat parameter of that size (no model is needed: a
+// ParamArena of one Param is the layout) and running SGD at learning rate 1. The timed rounds push
+// zeros, which leave the values as they are; the check round pushes small integers, after which
+// every value must be its old value minus the workers' mean gradient. Workers are threads, each
+// with its own connections, laid out from what the servers answer to Register — so --servers can
+// point at `dtbench ps` shards of any model (their optimizer must then be SGD lr 1 for the check).
+#include "launch/bench/ps.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "allreduce/mpi_info.h"
+#include "core/profile/profiler.h"
+#include "core/util/clock.h"
+#include "core/util/error.h"
+#include "launch/bench/byte_sizes.h"
+#include "launch/bench/ps_rounds.h"
+#include "paramserver/parameter_server.h"
+#include "paramserver/for_each_shard.h"
+#include "paramserver/ps_client.h"
+
+namespace dtbench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kMinIterations = 3;
+constexpr int kMaxIterations = 1000;
+
+struct SizeResult {
+  int64_t bytes = 0;
+  int iterations = 0;
+  double mean_seconds = 0;  // the slowest worker's mean round
+  double p50_seconds = 0;   // over rounds, each round's time being its slowest worker's
+  double p99_seconds = 0;
+  double min_seconds = 0;
+  double push_seconds = 0;  // push, wait, pull: means over workers and rounds
+  double wait_seconds = 0;
+  double pull_seconds = 0;
+  double gbps = 0;          // 2 · bytes / mean_seconds / 1e9
+  int64_t wrong_count = 0;  // over every worker's pulled values in the check round
+};
+
+SizeResult summarise(const std::vector<std::vector<RoundTimes>>& timed, int64_t bytes, int64_t wrong) {
+  SizeResult r{.bytes = bytes, .iterations = static_cast<int>(timed[0].size()), .wrong_count = wrong};
+  std::vector<double> slowest(timed[0].size(), 0.0);
+  double count = 0;
+  for (const auto& rounds : timed) {
+    double mean = 0;
+    for (size_t k = 0; k < rounds.size(); ++k) {
+      slowest[k] = std::max(slowest[k], rounds[k].total);
+      mean += rounds[k].total / static_cast<double>(rounds.size());
+      r.push_seconds += rounds[k].push;
+      r.wait_seconds += rounds[k].wait;
+      r.pull_seconds += rounds[k].pull;
+      ++count;
+    }
+    r.mean_seconds = std::max(r.mean_seconds, mean);
+  }
+  r.push_seconds /= count;
+  r.wait_seconds /= count;
+  r.pull_seconds /= count;
+  std::sort(slowest.begin(), slowest.end());
+  r.p50_seconds = percentile(slowest, 0.50);
+  r.p99_seconds = percentile(slowest, 0.99);
+  r.min_seconds = slowest.front();
+  if (r.mean_seconds > 0) r.gbps = 2.0 * static_cast<double>(bytes) / r.mean_seconds / 1e9;
+  return r;
+}
+
+// One size against `servers`: connect, warm up, agree on the iterations, timed rounds of zeros,
+// the check round, goodbye. `on_failure` stops in-process servers.
+SizeResult bench_size(const PsBenchOptions& o, const std::vector<std::string>& servers,
+                      const std::function<void()>& on_failure) {
+  std::vector<std::unique_ptr<BenchWorker>> workers;
+  for (int w = 0; w < o.workers; ++w) workers.push_back(std::make_unique<BenchWorker>(w, o, servers));
+  const auto worker = [&](int w) -> BenchWorker& { return *workers[static_cast<size_t>(w)]; };
+
+  const int warmup = o.iterations > 0 ? o.warmup : std::max(o.warmup, 1);
+  std::vector<double> estimates(static_cast<size_t>(o.workers));
+  run_workers(o.workers, [&](int w) {
+    worker(w).connect();
+    estimates[static_cast<size_t>(w)] = warm_up(worker(w), warmup);
+  }, on_failure);
+  // Decided once, here, for every worker: a worker that did one round more would wait at the sync
+  // server for the others until the step timed out.
+  int iterations = o.iterations;
+  if (iterations <= 0) {
+    const double slowest = *std::max_element(estimates.begin(), estimates.end());
+    const double wanted = std::ceil(o.target_ms / 1e3 / std::max(slowest, 1e-9));
+    iterations = static_cast<int>(std::clamp<double>(wanted, kMinIterations, kMaxIterations));
+  }
+
+  std::vector<std::vector<RoundTimes>> timed(static_cast<size_t>(o.workers));
+  run_workers(o.workers, [&](int w) {
+    auto& rounds = timed[static_cast<size_t>(w)];
+    rounds.reserve(static_cast<size_t>(iterations));
+    for (int k = 0; k < iterations; ++k) rounds.push_back(worker(w).round());
+  }, on_failure);
+  const int64_t wrong = check_round(workers, on_failure);
+  run_workers(o.workers, [&](int w) { worker(w).goodbye(); }, on_failure);
+  return summarise(timed, static_cast<int64_t>(worker(0).values().size() * sizeof(float)), wrong);
+}
+
+std::string load_average() {
+  std::ifstream file("/proc/loadavg");
+  double one = 0, five = 0, fifteen = 0;
+  if (!(file >> one >> five >> fifteen)) return "unknown";
+  return fmt::format("{:.2f} {:.2f} {:.2f}", one, five, fifteen);
+}
+
+void print_header(const PsBenchOptions& o) {
+  const std::string where =
+      o.servers.empty()
+          ? fmt::format("{} in-process sync server shard(s) per size on 127.0.0.1 (SGD lr 1), keys of at most {} KiB",
+                        o.shards, kKeyFloatCount * 4 / 1024)
+          : fmt::format("the sync servers {}", fmt::join(o.servers, ","));
+  fmt::print("# dtbench bench ps: {} worker thread(s) against {}; host {}, {} cores, load average {}\n", o.workers,
+             where, host_name(), std::thread::hardware_concurrency(), load_average());
+  fmt::print("# gRPC messages <= {} KiB; warm-up {}; iterations {}\n", kDefaultMaxMessageBytes / 1024, o.warmup,
+             o.iterations > 0 ? fmt::format("{}", o.iterations)
+                              : fmt::format("automatic (about {} ms per size, {} to {})", o.target_ms, kMinIterations,
+                                            kMaxIterations));
+  fmt::print("# round: every worker pushes a gradient of `size` bytes to the shards and pulls `size` bytes of new values "
+             "(one ps-sync step); time: the slowest worker's mean round; p50/p99: over rounds, each its slowest "
+             "worker's\n");
+  fmt::print("# push: until the gradient is written; wait: until the servers answer (the other workers + the update); "
+             "pull: receiving the values (means over workers)\n");
+  fmt::print("# GB/s = 2 * size / time, 1e9 B/s (bytes pushed plus pulled per worker). Against bench allreduce of the "
+             "same size: compare time; as a rate, GB/s / 2 (sent per worker) is the counterpart of busbw "
+             "(= algbw * 2(n-1)/n, sent per rank). check: wrong values after the untimed check round\n");
+  fmt::print("{:>10}  {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5}\n", "size", "iters", "time us", "p50 us",
+             "p99 us", "push us", "wait us", "pull us", "GB/s", "check");
+}
+
+void print_row(const SizeResult& r) {
+  fmt::print("{:>10}  {:>6} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>7.3f} {:>5}\n",
+             size_text(r.bytes), r.iterations, 1e6 * r.mean_seconds, 1e6 * r.p50_seconds, 1e6 * r.p99_seconds,
+             1e6 * r.push_seconds, 1e6 * r.wait_seconds, 1e6 * r.pull_seconds, r.gbps,
+             r.wrong_count == 0 ? std::string("ok") : fmt::format("{}", r.wrong_count));
+  std::fflush(stdout);  // rows as they complete
+}
+
+nlohmann::json row_json(const SizeResult& r) {
+  return {{"bytes", r.bytes},
+          {"count", r.bytes / 4},
+          {"iterations", r.iterations},
+          {"time_us", 1e6 * r.mean_seconds},
+          {"p50_us", 1e6 * r.p50_seconds},
+          {"p99_us", 1e6 * r.p99_seconds},
+          {"min_us", 1e6 * r.min_seconds},
+          {"push_us", 1e6 * r.push_seconds},
+          {"wait_us", 1e6 * r.wait_seconds},
+          {"pull_us", 1e6 * r.pull_seconds},
+          {"gbps", r.gbps},
+          {"wrong_elements", r.wrong_count}};
+}
+
+void write_json(const PsBenchOptions& o, const nlohmann::json& rows) {
+  const nlohmann::json report = {
+      {"benchmark", "ps"},
+      {"workers", o.workers},
+      {"servers", o.servers.empty() ? nlohmann::json("in-process") : nlohmann::json(o.servers)},
+      {"shards", o.servers.empty() ? o.shards : static_cast<int>(o.servers.size())},
+      {"mode", "sync"},
+      {"host", host_name()},
+      {"load_average", load_average()},
+      {"datatype", "float32"},
+      {"warmup", o.warmup},
+      {"iterations_requested", o.iterations},
+      {"target_ms", o.target_ms},
+      {"time", "slowest worker's mean round (push + wait + pull)"},
+      {"gbps", "2 * bytes / time: pushed plus pulled per worker"},
+      {"rows", rows}};
+  std::ofstream file(o.json);
+  file << report.dump(2) << "\n";
+  if (!file) throw IoError(fmt::format("could not write {}", o.json));
+}
+
+// The servers' own start-up and shutdown lines would break the table: warnings and errors only.
+class QuietLog {
+ public:
+  QuietLog() : level_(spdlog::get_level()) { spdlog::set_level(std::max(level_, spdlog::level::warn)); }
+  ~QuietLog() { spdlog::set_level(level_); }
+  QuietLog(const QuietLog&) = delete;
+  QuietLog& operator=(const QuietLog&) = delete;
+
+ private:
+  spdlog::level::level_enum level_;
+};
+
+void run_ps_bench(const PsBenchOptions& o, bool sizes_given, bool shards_given) {
+  if (!o.servers.empty() && sizes_given) {
+    fail_input("--sizes and --servers exclude each other: the servers' model is the payload");
+  }
+  if (!o.servers.empty() && shards_given && o.shards != static_cast<int>(o.servers.size())) {
+    fail_input("--shards {} but --servers lists {} servers", o.shards, o.servers.size());
+  }
+  const std::vector<int64_t> sizes = o.servers.empty() ? parse_size_range(o.sizes) : std::vector<int64_t>{0};
+  QuietLog quiet;
+  print_header(o);
+  nlohmann::json rows = nlohmann::json::array();
+  int64_t wrong = 0;
+  for (int64_t bytes : sizes) {
+    SizeResult result;
+    if (o.servers.empty()) {
+      LocalServers local(bytes / 4, o);
+      result = bench_size(o, local.addresses(), [&] { local.stop(); });
+    } else {
+      result = bench_size(o, o.servers, [] {});
+    }
+    print_row(result);
+    rows.push_back(row_json(result));
+    wrong += result.wrong_count;
+  }
+  if (!o.json.empty()) write_json(o, rows);
+  if (wrong > 0) throw LogicError(fmt::format("parameter-server verification failed: {} wrong values", wrong));
+}
+
+}  // namespace
+
+void add_ps_bench(CLI::App& bench) {
+  auto* command = bench.add_subcommand(
+      "ps", "Push + pull round time of sync parameter servers over payload sizes (compare: bench allreduce)");
+  auto o = std::make_shared<PsBenchOptions>();
+  auto* sizes = command->add_option("--sizes", o->sizes, "Payload sizes MIN:MAX in bytes, doubling, or one size")
+                    ->capture_default_str();
+  command->add_option("--workers", o->workers, "Worker threads (the sync servers wait for all of them each round)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--servers", o->servers, "Running sync servers host:port,... in shard order (default: start "
+                                               "--shards in-process servers per size; the payload is their model)")
+      ->delimiter(',');
+  auto* shards = command->add_option("--shards", o->shards, "In-process servers per size")
+                     ->check(CLI::PositiveNumber)
+                     ->capture_default_str();
+  command->add_option("--iters", o->iterations, "Timed rounds per size (0: about --target-ms each, 3 to 1000)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--warmup", o->warmup, "Untimed rounds first")->check(CLI::NonNegativeNumber);
+  command->add_option("--target-ms", o->target_ms, "Automatic iteration count: time per size")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--run-id", o->run_id, "Run id the workers register with")->capture_default_str();
+  command->add_option("--timeout-s", o->timeout_s, "Sync step timeout (servers) and call deadline (workers)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--json", o->json, "Also write every number to this JSON file");
+  command->callback([o, sizes, shards] { run_ps_bench(*o, sizes->count() > 0, shards->count() > 0); });
+}
+
+}  // namespace dtbench

@@ -1,0 +1,225 @@
+#include "launch/bench/ps_rounds.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/util/clock.h"
+#include "core/util/error.h"
+
+namespace dtbench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A small integer in -16..15 from a hash of (seed, i): exact in float32 and not periodic in i, so a
+// slice written to the wrong place shows.
+float small_integer(uint64_t seed, int64_t i) {
+  uint64_t x = (static_cast<uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ull ^ seed * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 31)) * 0x94D049BB133111EBull;
+  return static_cast<float>(static_cast<int>(x >> 59) - 16);
+}
+
+float check_gradient(int worker, int64_t i) { return small_integer(1000 + static_cast<uint64_t>(worker), i); }
+
+}  // namespace
+
+// fn(worker) on a thread per worker. The first failure runs `on_failure` at once (so the other
+// workers are not left waiting for the failed one at the sync server) and is rethrown at the end.
+void run_workers(int workers, const std::function<void(int)>& fn, const std::function<void()>& on_failure) {
+  std::mutex mutex;
+  std::exception_ptr first;
+  std::vector<std::thread> threads;
+  for (int worker = 0; worker < workers; ++worker) {
+    threads.emplace_back([&, worker] {
+      try {
+        fn(worker);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (first) return;
+        first = std::current_exception();
+        on_failure();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  if (first) std::rethrow_exception(first);
+}
+
+// The workers' warm-up rounds; returns the slowest worker's mean round (the first round, which
+// pays for connection set-up and page faults, left out unless it is the only one).
+double warm_up(BenchWorker& worker, int rounds) {
+  double timed = 0;
+  int counted = 0;
+  for (int round = 0; round < rounds; ++round) {
+    const double seconds = worker.round().total;
+    if (round > 0 || rounds == 1) {
+      timed += seconds;
+      ++counted;
+    }
+  }
+  return counted > 0 ? timed / counted : 0.0;
+}
+
+// The check round: worker w pushes check_gradient(w, i), small integers, exact in float32 and
+// different per worker, so a gradient lost, doubled or misplaced moves a value by a multiple of
+// 1/N. The sync server sums them in worker order, scales by 1/N and applies SGD at lr 1, so every
+// worker must pull old − sum · (1/N). The tolerance admits only another rounding of that mean.
+int64_t check_round(std::vector<std::unique_ptr<BenchWorker>>& workers, const std::function<void()>& on_failure) {
+  const int world = static_cast<int>(workers.size());
+  const std::vector<float> old = workers[0]->values();
+  run_workers(world, [&](int w) {
+    std::vector<float>& grads = workers[static_cast<size_t>(w)]->grads();
+    for (size_t i = 0; i < grads.size(); ++i) grads[i] = check_gradient(w, static_cast<int64_t>(i));
+    workers[static_cast<size_t>(w)]->round();
+    std::fill(grads.begin(), grads.end(), 0.0f);
+  }, on_failure);
+  const float scale = 1.0f / static_cast<float>(world);
+  int64_t wrong = 0;
+  for (size_t i = 0; i < old.size(); ++i) {
+    float sum = 0.0f;
+    for (int w = 0; w < world; ++w) sum += check_gradient(w, static_cast<int64_t>(i));
+    const float expected = old[i] - (world > 1 ? sum * scale : sum);
+    const float tolerance = 4 * FLT_EPSILON * std::max(1.0f, std::fabs(expected));
+    for (int w = 0; w < world; ++w) {
+      const float got = workers[static_cast<size_t>(w)]->values()[i];
+      if (std::fabs(got - expected) <= tolerance) continue;
+      if (wrong++ == 0) {
+        spdlog::error("worker {} pulled {} at element {} of {}, expected {} (old value {} minus the mean gradient; "
+                      "external servers must run SGD at lr 1 without momentum or weight decay)",
+                      w, got, i, old.size(), expected, old[i]);
+      }
+    }
+  }
+  return wrong;
+}
+
+LocalServers::LocalServers(int64_t float_count, const PsBenchOptions& options) {
+  Param payload{.name = "payload", .shape = {float_count}};
+  ParamArena arena;
+  arena.bind({&payload});
+  std::span<float> values = arena.values();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = small_integer(0, static_cast<int64_t>(i));
+  // Keys no larger than a shard's share, so every shard holds part of even the smallest payload.
+  const int64_t share = (float_count + options.shards - 1) / options.shards;
+  for (int shard = 0; shard < options.shards; ++shard) {
+    ParameterServerOptions server;  // listens on 127.0.0.1:0
+    server.shard = shard;
+    server.worker_count = options.workers;
+    server.mode = PsMode::Sync;
+    server.run_id = options.run_id;
+    server.timeout_seconds = options.timeout_s;
+    server.placement = {options.shards, std::min(kKeyFloatCount, share), PlacementPolicy::Balanced};
+    shards_.push_back(std::make_unique<ParameterServer>(
+        arena, OptimizerConfig{.name = "sgd", .learning_rate = 1.0f}, std::move(server)));
+  }
+}
+
+std::vector<std::string> LocalServers::addresses() const {
+  std::vector<std::string> list;
+  for (const auto& shard : shards_) list.push_back(shard->address());
+  return list;
+}
+
+// Fails every pending push: called when a worker failed, so the others get an error at once.
+void LocalServers::stop() {
+  for (auto& shard : shards_) shard->stop();
+}
+
+BenchWorker::BenchWorker(int worker, const PsBenchOptions& options, const std::vector<std::string>& servers)
+    : worker_(worker), world_(options.workers), run_id_(options.run_id) {
+  PsClientOptions client;
+  client.servers = servers;
+  client.run_id = options.run_id;
+  client.worker = worker;
+  client.world = options.workers;
+  client.timeout_seconds = options.timeout_s;
+  client.retries = 2;
+  client.backoff_seconds = 0.05;
+  for (int shard = 0; shard < static_cast<int>(servers.size()); ++shard) {
+    lines_.push_back(std::make_unique<PsConnection>(connection_options(client, shard)));
+  }
+  shard_threads_ = std::make_unique<ShardThreads>(lines_.size());
+}
+
+// Registers with every shard, lays out the buffers and pulls the current values.
+void BenchWorker::connect() {
+  const auto replies = shard_threads_->run([&](int shard) {
+    return lines_[static_cast<size_t>(shard)]->register_worker(run_id_, worker_, world_);
+  });
+  int64_t offset = 0;
+  indexes_.clear();
+  for (int shard = 0; shard < shard_count(); ++shard) {
+    const ps::RegisterReply& reply = replies[static_cast<size_t>(shard)];
+    const std::string& address = lines_[static_cast<size_t>(shard)]->address();
+    if (reply.shard() != shard || reply.shard_count() != shard_count()) {
+      fail_input("parameter server {} is shard {} of {}, but --servers lists it as shard {} of {}", address,
+                 reply.shard(), reply.shard_count(), shard, shard_count());
+    }
+    if (reply.mode() != ps::SYNC) fail_input("parameter server {} runs in async mode; bench ps needs sync", address);
+    KeyIndex index;
+    for (const ps::KeyInfo& key : reply.keys()) {
+      index.position[key.key()] = index.keys.size();
+      index.keys.push_back(key.key());
+      index.float_counts.push_back(key.float_count());
+      index.offsets.push_back(offset);
+      index.float_count += key.float_count();
+      offset += key.float_count();
+    }
+    indexes_.push_back(std::move(index));
+  }
+  grads_.assign(static_cast<size_t>(offset), 0.0f);
+  values_.assign(static_cast<size_t>(offset), 0.0f);
+  const auto pulls = shard_threads_->run([&](int shard) { return pull(shard); });
+  versions_.clear();
+  for (const PullResult& result : pulls) versions_.push_back(result.version);
+}
+
+// One sync step: push grads() to every shard at once, then pull every shard's new values.
+RoundTimes BenchWorker::round() {
+  const auto start = Clock::now();
+  const auto pushes = shard_threads_->run([&](int shard) {
+    return lines_[static_cast<size_t>(shard)]->push(worker_, versions_[static_cast<size_t>(shard)],
+                                                    indexes_[static_cast<size_t>(shard)], grads_.data());
+  });
+  const double pushed = seconds_since(start);
+  const auto pull_start = Clock::now();
+  const auto pulls = shard_threads_->run([&](int shard) { return pull(shard); });
+  RoundTimes times{.pull = seconds_since(pull_start), .total = seconds_since(start)};
+  for (size_t shard = 0; shard < pushes.size(); ++shard) {
+    if (pulls[shard].version != pushes[shard].version) {
+      throw IoError(fmt::format("parameter server {} answered worker {}'s push with version {} but its pull with "
+                                "version {}",
+                                lines_[shard]->address(), worker_, pushes[shard].version, pulls[shard].version));
+    }
+    versions_[shard] = pulls[shard].version;
+    times.push = std::max(times.push, pushes[shard].written_seconds);
+  }
+  times.wait = std::max(pushed - times.push, 0.0);
+  return times;
+}
+
+// Tells every shard this worker is done (a server stops once all its workers are).
+void BenchWorker::goodbye() {
+  shard_threads_->run([&](int shard) {
+    try {
+      lines_[static_cast<size_t>(shard)]->shutdown(worker_);
+    } catch (const std::exception& error) {
+      spdlog::warn("worker {}: saying goodbye: {}", worker_, error.what());
+    }
+    return 0;
+  });
+}
+
+PullResult BenchWorker::pull(int shard) {
+  return lines_[static_cast<size_t>(shard)]->pull(worker_, indexes_[static_cast<size_t>(shard)], values_.data());
+}
+
+}  // namespace dtbench

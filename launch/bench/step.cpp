@@ -1,0 +1,104 @@
+// dtbench bench step: the time of one training step's forward (with the loss), backward and
+// optimizer update for a model at a batch size, on random data: warm-up steps first, then the
+// median of the timed steps.
+#include "launch/bench/step.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "core/layers/loss.h"
+#include "core/models/models.h"
+#include "core/optim/optimizer.h"
+#include "core/util/blas.h"
+#include "core/util/rng.h"
+#include "launch/monitor/provenance.h"
+#include "launch/blueprint/shape_option.h"
+
+namespace dtbench {
+
+namespace {
+
+struct StepBenchOptions {
+  std::string model = "lenet5";
+  int64_t batch = 64;
+  int64_t steps = 20;
+  int64_t warmup = 3;
+  int threads = 0;
+  int64_t classes = 10;
+  std::string input;
+};
+
+double median_ms(std::vector<double> seconds) {
+  std::sort(seconds.begin(), seconds.end());
+  return seconds.empty() ? 0.0 : 1e3 * seconds[seconds.size() / 2];
+}
+
+void bench_one_model(const models::ModelEntry& entry, const StepBenchOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const Shape input = options.input.empty() ? entry.default_input : parse_shape_option("--input", options.input);
+  auto model = models::build(entry.name, input, options.classes);
+  model->initialize(1);
+  Shape batch_shape = input;
+  batch_shape.insert(batch_shape.begin(), options.batch);
+  Tensor images(batch_shape);
+  Rng rng(7);
+  for (float& x : images.span()) x = rng.normal();
+  std::vector<int32_t> labels(static_cast<size_t>(options.batch));
+  for (auto& label : labels) label = static_cast<int32_t>(rng.below(static_cast<uint64_t>(options.classes)));
+  auto optimizer = make_optimizer({.name = "sgd", .learning_rate = 0.01f, .momentum = 0.9f}, model->arena().count());
+
+  Tensor grad_logits;
+  std::vector<double> forward, backward, update;
+  auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+  for (int64_t step = 0; step < options.warmup + options.steps; ++step) {
+    const auto t0 = Clock::now();
+    softmax_cross_entropy(model->forward(images, Mode::Train), labels, &grad_logits);
+    const auto t1 = Clock::now();
+    model->backward(grad_logits);
+    const auto t2 = Clock::now();
+    optimizer->step(model->arena().values(), model->arena().grads());
+    const auto t3 = Clock::now();
+    if (step < options.warmup) continue;
+    forward.push_back(seconds(t0, t1));
+    backward.push_back(seconds(t1, t2));
+    update.push_back(seconds(t2, t3));
+  }
+  const double f = median_ms(forward), b = median_ms(backward), u = median_ms(update);
+  fmt::print("{:<10} {:>6} {:>11.3f} {:>12.3f} {:>10.3f} {:>10.3f} {:>10.1f} {:>12.1f}\n", entry.name,
+             options.batch, f, b, u, f + b + u, 1e3 * static_cast<double>(options.batch) / (f + b + u),
+             static_cast<double>(peak_resident_bytes()) / (1 << 20));
+}
+
+}  // namespace
+
+void add_step_bench(CLI::App& bench) {
+  auto* command = bench.add_subcommand("step", "Forward, backward and update time of one training step");
+  auto options = std::make_shared<StepBenchOptions>();
+  command->add_option("--model", options->model, "Model name, or 'all'");
+  command->add_option("--batch", options->batch, "Batch size")->check(CLI::PositiveNumber);
+  command->add_option("--steps", options->steps, "Timed steps (the median is reported)")->check(CLI::PositiveNumber);
+  command->add_option("--warmup", options->warmup, "Untimed steps first")->check(CLI::NonNegativeNumber);
+  command->add_option("--threads", options->threads, "BLAS threads (0: one per core)")->check(CLI::NonNegativeNumber);
+  command->add_option("--classes", options->classes, "Number of classes")->check(CLI::PositiveNumber);
+  command->add_option("--input", options->input, "Input shape CxHxW (default: the model's own)");
+  command->callback([options] {
+    if (options->threads > 0) blas::set_threads(options->threads);
+    fmt::print("BLAS core {}, {} threads; median of {} steps after {} warm-up\n", blas::core_name(),
+               blas::threads(), options->steps, options->warmup);
+    fmt::print("{:<10} {:>6} {:>11} {:>12} {:>10} {:>10} {:>10} {:>12}\n", "model", "batch", "forward ms",
+               "backward ms", "update ms", "step ms", "images/s", "peak RSS MiB");
+    bool found = false;
+    for (const auto& entry : models::catalogue()) {
+      if (options->model != "all" && options->model != entry.name) continue;
+      found = true;
+      bench_one_model(entry, *options);
+    }
+    if (!found) {
+      models::build(options->model, {1, 28, 28}, options->classes);  // throws, naming the valid models
+    }
+  });
+}
+
+}  // namespace dtbench

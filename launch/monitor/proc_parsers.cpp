@@ -1,0 +1,99 @@
+#include "launch/monitor/proc_parsers.h"
+
+#include <charconv>
+
+#include "core/util/files.h"
+
+namespace dtbench {
+
+namespace {
+
+std::optional<uint64_t> to_u64(std::string_view word) {
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), value);
+  if (error != std::errc{} || end != word.data() + word.size()) return std::nullopt;
+  return value;
+}
+
+std::vector<std::string_view> split_words(std::string_view line) {
+  std::vector<std::string_view> words;
+  size_t at = 0;
+  while (at < line.size()) {
+    const size_t begin = line.find_first_not_of(" \t", at);
+    if (begin == std::string_view::npos) break;
+    size_t end = line.find_first_of(" \t", begin);
+    if (end == std::string_view::npos) end = line.size();
+    words.push_back(line.substr(begin, end - begin));
+    at = end;
+  }
+  return words;
+}
+
+// Calls `on_line` with each line of `text`, without its newline, until it returns false.
+template <typename OnLine>
+void for_each_line(std::string_view text, OnLine on_line) {
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    if (!on_line(text.substr(at, end - at))) return;
+    at = end + 1;
+  }
+}
+
+}  // namespace
+
+// /proc/self/stat: "pid (comm) state ppid ..." where comm may hold spaces and parentheses, so the
+// fields are counted from the last ')'. utime and stime are fields 14 and 15 (1-based), that is
+// the 12th and 13th after the ')'.
+std::optional<uint64_t> parse_process_cpu_ticks(std::string_view proc_self_stat) {
+  const size_t close = proc_self_stat.rfind(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  const auto words = split_words(proc_self_stat.substr(close + 1));
+  if (words.size() < 13) return std::nullopt;
+  const auto utime = to_u64(words[11]), stime = to_u64(words[12]);
+  if (!utime || !stime) return std::nullopt;
+  return *utime + *stime;
+}
+
+// /proc/stat: "cpuN user nice system idle iowait irq softirq steal guest guest_nice". Guest time is
+// already inside user and nice, so the total is the first eight; idle and iowait are not busy.
+std::vector<CoreTicks> parse_core_ticks(std::string_view proc_stat) {
+  std::vector<CoreTicks> cores;
+  bool readable = true;
+  for_each_line(proc_stat, [&](std::string_view line) {
+    // "cpu " is the whole machine; "cpu0", "cpu1", ... are the cores.
+    if (line.size() < 4 || !line.starts_with("cpu") || line[3] < '0' || line[3] > '9') return true;
+    const auto words = split_words(line);
+    if (words.size() < 5) return readable = false;
+    uint64_t fields[8] = {};
+    for (size_t i = 0; i < 8 && i + 1 < words.size(); ++i) {
+      const auto value = to_u64(words[i + 1]);
+      if (!value) return readable = false;
+      fields[i] = *value;
+    }
+    CoreTicks core;
+    for (uint64_t value : fields) core.total_ticks += value;
+    core.busy_ticks = core.total_ticks - fields[3] - fields[4];
+    cores.push_back(core);
+    return true;
+  });
+  return readable ? cores : std::vector<CoreTicks>{};
+}
+
+// /proc/self/status: "VmRSS:\t  123456 kB".
+std::optional<int64_t> parse_status_bytes(std::string_view proc_self_status, std::string_view key) {
+  std::optional<int64_t> bytes;
+  for_each_line(proc_self_status, [&](std::string_view line) {
+    if (!line.starts_with(key) || line.size() <= key.size() || line[key.size()] != ':') return true;
+    const auto words = split_words(line.substr(key.size() + 1));
+    const auto kib = words.size() == 2 && words[1] == "kB" ? to_u64(words[0]) : std::nullopt;
+    if (kib) bytes = static_cast<int64_t>(*kib) * 1024;
+    return false;  // the first line with the key decides
+  });
+  return bytes;
+}
+
+std::string read_proc_text(const char* path) { return read_file(path).value_or(""); }
+
+}  // namespace dtbench

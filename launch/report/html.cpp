@@ -1,0 +1,81 @@
+#include "launch/report/html.h"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "launch/report/charts.h"
+#include "launch/report/tables.h"
+
+namespace dtbench {
+
+namespace {
+
+constexpr const char* kStyle =
+    "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}"
+    "h2{margin-top:28px;border-bottom:1px solid #ddd;padding-bottom:4px}"
+    ".charts{display:flex;flex-wrap:wrap;gap:12px 16px;align-items:flex-start}"
+    "svg{max-width:100%;height:auto}"
+    "table{border-collapse:collapse;margin:8px 0 4px;font-size:14px}"
+    "th,td{border:1px solid #ccc;padding:3px 8px;text-align:right;font-variant-numeric:tabular-nums}"
+    // Numbers stay on one line; run names (the first column) may break at their hyphens.
+    "td{white-space:nowrap}td:first-child{white-space:normal;min-width:12em}"
+    "th:first-child,td:first-child{text-align:left}th{background:#f3f3f3}"
+    ".note{color:#555;font-size:90%;margin-top:2px}.incomplete{color:#b00;font-weight:bold}";
+
+std::string charts_row(const std::vector<std::string>& charts) {
+  std::string out = "<div class=\"charts\">\n";
+  for (const auto& chart : charts) out += chart;
+  return out + "</div>\n";
+}
+
+std::string runs_list(const std::vector<RunRecord>& runs) {
+  std::string out = "<ul>\n";
+  for (const auto& run : runs) {
+    out += fmt::format("<li>{} — transport {}, {} worker(s), {} epoch(s)", escape_xml(run.name),
+                       escape_xml(run.transport), run.world, run.epochs.size());
+    if (!run.complete()) out += " <span class=\"incomplete\">" + escape_xml(incomplete_note(run)) + "</span>";
+    out += "</li>\n";
+  }
+  return out + "</ul>\n";
+}
+
+std::string resources_section(const std::vector<RunRecord>& runs) {
+  std::string out = "<h2>Resources over time</h2>\n";
+  std::vector<std::string> charts;
+  std::set<std::string> gpu_reasons;
+  for (const auto& run : runs) {
+    if (run.resources.empty()) continue;
+    const auto run_charts = resource_charts(run, runs.size() == 1 ? "" : ", " + run.name);
+    charts.insert(charts.end(), run_charts.begin(), run_charts.end());
+    for (const auto& r : run.resources) {
+      if (!r.gpu_available && !r.gpu_reason.empty()) gpu_reasons.insert(r.gpu_reason);
+    }
+  }
+  if (charts.empty()) return out + "<p class=\"note\">No resource samples in these reports.</p>\n";
+  out += charts_row(charts);
+  out += "<p class=\"note\">Sampled once a second by each worker. CPU is the process's, in percent of one core.";
+  for (const auto& reason : gpu_reasons) out += " GPU not sampled: " + escape_xml(reason) + ".";
+  return out + "</p>\n";
+}
+
+}  // namespace
+
+std::string report_html(const std::vector<RunRecord>& runs, const std::vector<ReportTable>& tables,
+                        const ReportSettings& settings) {
+  std::string out = "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
+                    "<meta charset=\"utf-8\"/>\n<title>dtbench report</title>\n<style>";
+  out += kStyle;
+  out += "</style>\n</head>\n<body>\n<h1>dtbench report</h1>\n" + runs_list(runs);
+  out += "<h2>Phases per step</h2>\n" + phases_chart(runs);
+  const auto per_worker = worker_phase_charts(runs);
+  if (!per_worker.empty()) out += "<h2>Phases per step, per worker</h2>\n" + charts_row(per_worker);
+  out += "<h2>Time</h2>\n" + time_chart(runs, settings.log_scale);
+  out += "<h2>Accuracy and loss per epoch</h2>\n" + charts_row({accuracy_chart(runs), loss_chart(runs)});
+  out += resources_section(runs);
+  out += "<h2>Tables</h2>\n";
+  for (const auto& table : tables) out += render_html(table);
+  return out + "</body>\n</html>\n";
+}
+
+}  // namespace dtbench

@@ -1,0 +1,126 @@
+// dtbench report: the tables and charts of one run, or a comparison of several, from their
+// report.json files — printed, and written as report.md, phases.csv and report.html; and the runs'
+// timelines merged into trace.json.
+#include "launch/report/report.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/util/error.h"
+#include "core/util/files.h"
+#include "launch/report/csv.h"
+#include "launch/report/html.h"
+#include "launch/report/run_record.h"
+#include "launch/report/tables.h"
+#include "launch/report/trace_merge.h"
+
+namespace dtbench {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string markdown(const std::vector<RunRecord>& runs, const std::vector<ReportTable>& tables) {
+  std::string out = "# dtbench report\n\n";
+  for (const auto& run : runs) {
+    out += fmt::format("- **{}** — transport {}, {} worker(s), {} epoch(s){}\n", run.name, run.transport, run.world,
+                       run.epochs.size(), run.complete() ? "" : " — " + incomplete_note(run));
+  }
+  out += "\n";
+  for (const auto& table : tables) out += render_markdown(table);
+  return out;
+}
+
+ReportSettings report_settings(const ReportOptions& options) {
+  // The baseline is checked against the runs once they are loaded.
+  ReportSettings settings{.baseline = static_cast<size_t>(std::max(options.baseline, 1) - 1),
+                          .log_scale = options.log_scale};
+  settings.target_accuracies.clear();
+  for (const double percent : options.target_percents) {
+    if (!(percent > 0 && percent <= 100)) {
+      fail_input("--target-accuracy {}: give a percentage above 0, at most 100", percent);
+    }
+    settings.target_accuracies.push_back(percent / 100.0);
+  }
+  std::sort(settings.target_accuracies.begin(), settings.target_accuracies.end());
+  return settings;
+}
+
+// trace.json: the timelines the runs left (trace-*.json), merged onto one time axis per run.
+void write_timeline(const ReportOptions& options, const std::vector<RunRecord>& runs, const fs::path& out) {
+  std::vector<TraceRun> timeline;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    TraceRun run{runs[i].name, find_trace_files(options.run_dirs[i])};
+    for (const auto& extra : options.traces) {
+      for (auto& file : find_trace_files(extra)) run.files.push_back(std::move(file));
+    }
+    if (!run.files.empty()) timeline.push_back(std::move(run));
+  }
+  if (timeline.empty()) return;
+  const TraceMergeResult merged = merge_traces(timeline, out / "trace.json");
+  for (const auto& warning : merged.warnings) spdlog::warn("trace: {}", warning);
+  if (merged.sources > 0) {
+    fmt::print("timeline: {} ({} traces, {} events; open in Perfetto or chrome://tracing)\n",
+               (out / "trace.json").string(), merged.sources, merged.events);
+  }
+}
+
+}  // namespace
+
+void write_report(const ReportOptions& options) {
+  const ReportSettings settings = report_settings(options);
+  if (!options.traces.empty() && options.run_dirs.size() > 1) {
+    fail_input("--traces belongs to one run; with {} runs it is unclear whose traces they are",
+               options.run_dirs.size());
+  }
+  for (const auto& path : options.traces) {
+    if (!fs::exists(path)) fail_input("--traces {}: no such file or directory", path);
+  }
+  std::vector<RunRecord> runs;
+  for (const auto& dir : options.run_dirs) runs.push_back(load_run(dir));
+  // A sweep's run directories are named rep-<k>: the folder that holds them names the configuration.
+  for (auto& run : runs) {
+    const fs::path dir = fs::absolute(run.path).lexically_normal().parent_path();  // run.path: its report.json
+    if (fs::exists(dir / "run.json") && run.name.find('/') == std::string::npos) {
+      run.name = dir.parent_path().filename().string() + "/" + run.name;
+    }
+  }
+  // Runs started in the same second under the same name share a directory name: tell them apart
+  // by the folder that holds them (every run of a shared name, however many share it).
+  std::map<std::string, int> uses;
+  for (const auto& run : runs) ++uses[run.name];
+  for (auto& run : runs) {
+    if (uses[run.name] < 2 || run.name.find('/') != std::string::npos) continue;
+    const fs::path dir = fs::absolute(run.path).lexically_normal().parent_path();  // run.path: its report.json
+    run.name = dir.parent_path().filename().string() + "/" + run.name;
+  }
+  if (options.baseline < 1 || static_cast<size_t>(options.baseline) > runs.size()) {
+    fail_input("--baseline {}: choose a run from 1 to {}", options.baseline, runs.size());
+  }
+  const std::vector<ReportTable> tables = runs.size() == 1 ? single_run_tables(runs.front(), settings)
+                                                           : comparison_tables(runs, settings);
+  for (const auto& run : runs) {
+    fmt::print("{} — transport {}, {} worker(s), {} epoch(s){}\n", run.name, run.transport, run.world,
+               run.epochs.size(), run.complete() ? "" : "  " + incomplete_note(run));
+  }
+  for (const auto& table : tables) fmt::print("\n{}", render_text(table));
+
+  const fs::path out = !options.out.empty() ? fs::path(options.out)
+                       : runs.size() == 1    ? fs::path(options.run_dirs.front())
+                                             : fs::current_path();
+  std::error_code error;
+  fs::create_directories(out, error);
+  if (error) fail_input("--out {}: cannot create the directory: {}", out.string(), error.message());
+  write_file_atomically(out / "report.md", markdown(runs, tables));
+  write_file_atomically(out / "phases.csv", phases_csv(runs));
+  write_file_atomically(out / "report.html", report_html(runs, tables, settings));
+  fmt::print("\nwritten: {}, {}, {}\n", (out / "report.md").string(), (out / "phases.csv").string(),
+             (out / "report.html").string());
+  write_timeline(options, runs, out);
+}
+
+}  // namespace dtbench

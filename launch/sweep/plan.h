@@ -1,0 +1,111 @@
+#pragma once
+// Sweep blueprints: an experiment declared, not scripted. A base blueprint, overrides for every
+// run, axes whose cartesian product is the set of configurations, and how often to repeat each:
+//
+//   name: transports
+//   base: ../lenet5-fashion-mnist.yaml   # relative to this file; absent: the built-in blueprint
+//   set: {steps: 50}                     # blueprint keys (dotted) for every run
+//   axes:                                # in this order; the last varies fastest
+//     model: [mlp, lenet5]
+//     transport: [ring, mpi, ps-sync, ps-async]
+//     workers: [2, 4]                    # worker processes (not a blueprint key)
+//   repetitions: 5                       # measured runs per configuration
+//   warmup: 1                            # runs before them, kept apart and left out of the statistics
+//   cap_s: 600                           # a run still going after this is stopped: "> cap"
+//   compare: {axis: transport, baseline: ring, metric: run_s, test: mann-whitney}
+//
+// Besides blueprint keys, three axes are the runner's: `blueprint` (base blueprint files; the
+// top-level key is `base`), `workers` and `servers` (parameter servers started for ps transports;
+// both also top-level keys).
+// `synthesize` (one data set or a list) writes synthetic data before the first run.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dtbench {
+
+// An axis's values are scalars (`model: [mlp, lenet5]`) or mappings that set several keys at once
+// and are named by their `label` (`workload: [{label: r18-c100, blueprint: x.yaml, dataset.path: d}]`).
+struct SweepAxis {
+  using Assignments = std::vector<std::pair<std::string, std::string>>;  // key -> value
+  std::string key;
+  std::vector<std::string> values;          // the labels, as configuration ids show them
+  std::vector<Assignments> assignments;     // per value: what it sets
+};
+
+// How runs are started. Workers go through mpirun when there is more than one or the transport
+// is an MPI one; parameter servers are local processes listening on `ps_host`.
+struct SweepLaunch {
+  std::string mpirun = "mpirun";
+  std::string hostfile;                  // passed as --hostfile; none: localhost, oversubscribed
+  std::vector<std::string> mpirun_args;  // added after -np N
+  std::string ps_host = "127.0.0.1";
+};
+
+// Synthetic data in the real format, written before the first run if `path` does not exist yet
+// (dtbench data synth), so a sweep runs on a machine without the downloads.
+struct SweepSynthesis {
+  std::string format = "cifar10";
+  int64_t train = 1000;
+  int64_t test = 200;
+  std::string path;
+};
+
+struct SweepComparison {
+  std::string axis;      // each configuration is compared with its twin that has ...
+  std::string baseline;  // ... this value on the axis, all else equal
+  std::string metric = "run_s";     // see results.h
+  std::string test = "mann-whitney";  // or wilcoxon (runs paired by repetition)
+};
+
+// The longest wall-clock cap a sweep accepts: 30 days.
+inline constexpr double kLongestCapSeconds = 30.0 * 24 * 3600;
+
+struct SweepBlueprint {
+  std::string name;
+  std::filesystem::path source;  // the sweep file
+  std::filesystem::path base;    // empty: the built-in blueprint
+  std::vector<std::string> overrides;  // "key=value" for every run
+  std::vector<SweepAxis> axes;
+  int64_t workers = 1;
+  int64_t servers = 1;
+  int64_t repetitions = 5;
+  int64_t warmup = 1;
+  double cap_s = 1800;  // at most kLongestCapSeconds
+  SweepLaunch launch;
+  std::vector<SweepSynthesis> synthesize;
+  std::optional<SweepComparison> compare;
+  std::string output = "runs/sweeps";
+};
+
+// One point of the axes' product.
+struct SweepConfiguration {
+  std::string id;  // "model=mlp,transport=ring": the axis values, also its directory name
+  std::vector<std::pair<std::string, std::string>> values;  // axis key -> value label, in axis order
+  std::filesystem::path base;          // empty: the built-in blueprint
+  std::vector<std::string> overrides;  // the sweep's `set` then this configuration's blueprint keys
+  std::string transport;
+  int64_t workers = 1;
+  int64_t servers = 1;
+  std::string missing;  // why it cannot run here (reported as missing, never as a number)
+
+  const std::string* value_of(const std::string& axis) const;
+  bool needs_mpirun() const { return workers > 1 || transport == "ring" || transport == "mpi"; }
+  bool needs_servers() const { return transport == "ps-sync" || transport == "ps-async"; }
+};
+
+// What a run is measured by (results.h says how): the metrics a comparison may name.
+const std::vector<std::string>& sweep_metric_names();
+
+// Reads and checks a sweep file; `extra_overrides` are appended to its `set`. InputError names
+// the file and key for anything malformed.
+SweepBlueprint load_sweep(const std::filesystem::path& file, const std::vector<std::string>& extra_overrides);
+
+// Every configuration, each checked by resolving its blueprint (an invalid key or value is an
+// InputError naming the configuration); what this machine lacks makes it missing instead.
+std::vector<SweepConfiguration> expand_sweep(const SweepBlueprint& sweep);
+
+}  // namespace dtbench

@@ -1,0 +1,260 @@
+#include "launch/sweep/runner.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/util/clock.h"
+#include "core/util/error.h"
+#include "core/util/files.h"
+#include "launch/sweep/child_process.h"
+#include "core/util/files.h"
+
+namespace dtbench {
+
+namespace fs = std::filesystem;
+using Clock = ChildProcess::Clock;
+
+namespace {
+
+// After the workers are done, servers have this long to see every worker's shutdown and exit;
+// a stopped process this long to exit on SIGTERM (and write its report) before SIGKILL.
+constexpr double kServerExitSeconds = 15.0;
+constexpr double kTerminateGraceSeconds = 10.0;
+// mpirun's spacing between the signals it sends its ranks when stopped (SIGCONT, SIGTERM, SIGKILL):
+// its SIGKILL, at twice this, must fall within the grace above.
+constexpr int kMpirunSignalSpacingSeconds = 4;
+static_assert(2 * kMpirunSignalSpacingSeconds < kTerminateGraceSeconds);
+// A server that has not printed its address by then is not starting: a failure, not a capped run.
+constexpr double kServerStartSeconds = 60.0;
+
+// A log, or a report, as far as it has been written ("" before it exists).
+std::string read_text(const fs::path& path) { return read_file(path).value_or(""); }
+
+// The last line of a log that says what went wrong, for run.json and the results table.
+std::string last_error_line(const fs::path& log) {
+  std::stringstream lines(read_text(log));
+  std::string found, last;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    last = line;
+    if (line.find("error") != std::string::npos) found = line;
+  }
+  return !found.empty() ? found : last;
+}
+
+std::string command_line(const std::vector<std::string>& argv) { return fmt::format("{}", fmt::join(argv, " ")); }
+
+std::vector<std::string> blueprint_arguments(const SweepConfiguration& c) {
+  std::vector<std::string> args;
+  if (!c.base.empty()) args.insert(args.end(), {"--config", c.base.string()});
+  for (const auto& assignment : c.overrides) args.insert(args.end(), {"--set", assignment});
+  return args;
+}
+
+std::vector<std::string> worker_command(const SweepBlueprint& sweep, const SweepConfiguration& c,
+                                        const fs::path& dir, const std::string& servers) {
+  std::vector<std::string> argv;
+  if (c.needs_mpirun()) {
+    argv = {sweep.launch.mpirun};
+    if (geteuid() == 0) argv.push_back("--allow-run-as-root");  // Open MPI refuses root otherwise
+    argv.insert(argv.end(), {"-np", std::to_string(c.workers)});
+    if (!sweep.launch.hostfile.empty()) {
+      argv.insert(argv.end(), {"--hostfile", sweep.launch.hostfile});
+    } else {
+      argv.push_back("--oversubscribe");  // localhost: more workers than cores is the point of some sweeps
+    }
+    // mpirun, stopped, sends the ranks SIGCONT, SIGTERM after this many seconds and SIGKILL after as
+    // many again. Open MPI's default, 1, kills a rank still finishing its step before it writes its
+    // report; the local ranks have had SIGTERM from the runner at once, and remote ones get it here.
+    argv.insert(argv.end(), {"--mca", "odls_base_sigkill_timeout", std::to_string(kMpirunSignalSpacingSeconds)});
+    argv.insert(argv.end(), sweep.launch.mpirun_args.begin(), sweep.launch.mpirun_args.end());
+  }
+  argv.insert(argv.end(), {dtbench_executable().string(), "train"});
+  const auto blueprint = blueprint_arguments(c);
+  argv.insert(argv.end(), blueprint.begin(), blueprint.end());
+  if (!servers.empty()) argv.insert(argv.end(), {"--set", "ps.servers=" + servers});
+  if (c.needs_servers() && !c.needs_mpirun()) argv.insert(argv.end(), {"--rank", "0", "--world", "1"});
+  argv.insert(argv.end(), {"--run-dir", dir.string()});
+  return argv;
+}
+
+std::vector<std::string> server_command(const SweepBlueprint& sweep, const SweepConfiguration& c, const fs::path& dir,
+                                        int64_t shard) {
+  std::vector<std::string> argv = {dtbench_executable().string(), "ps"};
+  const auto blueprint = blueprint_arguments(c);
+  argv.insert(argv.end(), blueprint.begin(), blueprint.end());
+  // The server takes its mode from --mode, so the blueprint needs no server list of its own; a
+  // checkpoint per run (ResNet-50's is 90 MB) would fill the disk over a sweep and serve nothing.
+  argv.insert(argv.end(), {"--set", "transport=none", "--mode", c.transport == "ps-async" ? "async" : "sync",
+                           "--listen", sweep.launch.ps_host + ":0", "--shard", std::to_string(shard), "--shards",
+                           std::to_string(c.servers), "--workers", std::to_string(c.workers), "--output",
+                           (dir / "servers").string(), "--no-checkpoint"});
+  return argv;
+}
+
+// The address a server printed ("dtbench ps: shard S listening on HOST:PORT"), once it has.
+std::optional<std::string> listening_address(const fs::path& log) {
+  const std::string text = read_text(log);
+  const std::string marker = " listening on ";
+  const size_t at = text.find(marker);
+  if (at == std::string::npos) return std::nullopt;
+  const size_t end = text.find('\n', at);
+  if (end == std::string::npos) return std::nullopt;  // the line is not complete yet
+  return text.substr(at + marker.size(), end - at - marker.size());
+}
+
+// What the run ends as, given how its worker process ended.
+void classify(SweepRun& run, std::optional<int> status, bool capped, bool interrupted, const fs::path& worker_log) {
+  if (capped) {
+    run.status = "capped";
+  } else if (interrupted) {
+    run.status = "interrupted";
+  } else {
+    run.status = status && *status == 0 ? "complete" : "failed";
+  }
+  run.exit_code = status.value_or(-1);
+  if (run.status == "complete") return;
+  const fs::path report = run.dir / "report.json";
+  if (fs::exists(report)) {
+    try {
+      const auto json = nlohmann::json::parse(read_text(report));
+      if (json.contains("error")) run.error = json["error"].get<std::string>();
+    } catch (const std::exception&) {
+    }
+  }
+  if (run.error.empty()) run.error = last_error_line(worker_log);
+}
+
+}  // namespace
+
+fs::path dtbench_executable() {
+  // Read once, at the sweep's start (before /proc/self/exe could say "(deleted)"). A binary rebuilt
+  // during a sweep is the one later runs use: each report.json records the commit it was built from.
+  static const fs::path self = [] {
+    std::error_code error;
+    fs::path path = fs::read_symlink("/proc/self/exe", error);
+    if (error) throw IoError("cannot find the dtbench executable through /proc/self/exe: " + error.message());
+    return path;
+  }();
+  return self;
+}
+
+nlohmann::json sweep_run_json(const SweepRun& run) {
+  return {{"configuration", run.configuration}, {"repetition", run.repetition}, {"warmup", run.warmup},
+          {"status", run.status},               {"exit_code", run.exit_code},   {"process_s", run.process_seconds},
+          {"error", run.error},                 {"commands", run.commands}};
+}
+
+SweepRun sweep_run_from_json(const nlohmann::json& json, const fs::path& dir) {
+  SweepRun run;
+  run.dir = dir;
+  run.configuration = json.at("configuration").get<std::string>();
+  run.repetition = json.at("repetition").get<int64_t>();
+  run.warmup = json.at("warmup").get<bool>();
+  run.status = json.at("status").get<std::string>();
+  run.exit_code = json.at("exit_code").get<int>();
+  run.process_seconds = json.at("process_s").get<double>();
+  run.error = json.value("error", "");
+  run.commands = json.value("commands", std::vector<std::string>{});
+  return run;
+}
+
+SweepRun run_repetition(const SweepBlueprint& sweep, const SweepConfiguration& c, const fs::path& dir,
+                        int64_t repetition, bool warmup, const std::function<bool()>& interrupted) {
+  SweepRun run;
+  run.configuration = c.id;
+  run.repetition = repetition;
+  run.warmup = warmup;
+  run.dir = dir;
+  std::error_code error;
+  if (!fs::create_directories(dir, error)) {
+    throw IoError(fmt::format("cannot create run directory {} (it must not exist yet): {}", dir.string(),
+                              error ? error.message() : "it exists"));
+  }
+  const auto start = Clock::now();
+  const auto deadline = start + to_duration(sweep.cap_s);
+  const fs::path worker_log = dir / "workers.log";
+  bool capped = false, stopped = false;
+  std::optional<int> worker_status;
+
+  std::vector<std::unique_ptr<ChildProcess>> servers;
+  std::vector<std::string> addresses;
+  try {
+    if (c.needs_servers()) {
+      for (int64_t shard = 0; shard < c.servers; ++shard) {
+        const auto argv = server_command(sweep, c, dir, shard);
+        run.commands.push_back(command_line(argv));
+        servers.push_back(std::make_unique<ChildProcess>(argv, dir / fmt::format("server-{}.log", shard)));
+      }
+      const auto started_by = start + to_duration(kServerStartSeconds);
+      for (int64_t shard = 0; shard < c.servers; ++shard) {
+        const fs::path log = dir / fmt::format("server-{}.log", shard);
+        std::optional<std::string> address;
+        while (!(address = listening_address(log))) {
+          if (servers[shard]->poll()) throw IoError(fmt::format("parameter server {} exited: {}", shard, last_error_line(log)));
+          if (Clock::now() >= started_by && started_by < deadline) {
+            throw IoError(fmt::format("parameter server {} printed no address within {:g} s; see {}", shard,
+                                      kServerStartSeconds, log.string()));
+          }
+          if (Clock::now() >= deadline) {
+            capped = true;
+            break;
+          }
+          if (interrupted && interrupted()) {
+            stopped = true;
+            break;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        if (!address) break;
+        addresses.push_back(*address);
+      }
+    }
+    if (!capped && !stopped) {
+      const auto argv = worker_command(sweep, c, dir, fmt::format("{}", fmt::join(addresses, ",")));
+      run.commands.push_back(command_line(argv));
+      ChildProcess workers(argv, worker_log);
+      worker_status = workers.wait_until(deadline, interrupted);
+      if (!worker_status) {
+        capped = Clock::now() >= deadline;
+        stopped = !capped;
+        worker_status = workers.terminate(kTerminateGraceSeconds);
+      }
+    }
+    // Servers end by themselves once every worker said goodbye; a failed run leaves them waiting.
+    const bool clean = worker_status && *worker_status == 0 && !capped && !stopped;
+    std::string server_failure;
+    for (size_t shard = 0; shard < servers.size(); ++shard) {
+      const auto ended = clean ? servers[shard]->wait_until(Clock::now() + to_duration(kServerExitSeconds)) : std::nullopt;
+      if (!ended) servers[shard]->terminate(kTerminateGraceSeconds);
+      if (clean && server_failure.empty() && (!ended || *ended != 0)) {
+        const fs::path log = dir / fmt::format("server-{}.log", shard);
+        server_failure = !ended ? fmt::format("parameter server {} did not stop after the workers; see {}", shard, log.string())
+                                : fmt::format("parameter server {} exited with {}: {}", shard, *ended, last_error_line(log));
+      }
+    }
+    classify(run, worker_status, capped, stopped, worker_log);
+    if (run.status == "complete" && !server_failure.empty()) {
+      run.status = "failed";
+      run.error = server_failure;
+    }
+  } catch (const IoError& failure) {
+    for (auto& server : servers) server->terminate(kTerminateGraceSeconds);
+    run.status = "failed";
+    run.exit_code = -1;
+    run.error = failure.what();
+  }
+  run.process_seconds = seconds_since(start);
+  write_file_atomically(dir / "run.json", sweep_run_json(run).dump(2) + "\n");
+  return run;
+}
+
+}  // namespace dtbench

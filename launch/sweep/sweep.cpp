@@ -1,0 +1,192 @@
+// dtbench sweep: runs every configuration of a sweep blueprint (plan.h) the given number of
+// times, each run launched as a user would launch it (runner.h), resumable (resume.h), and writes
+// the statistics (results.h) and a breakdown report over one representative run per configuration.
+#include "launch/sweep/sweep.h"
+
+#include <algorithm>
+#include <csignal>
+#include <functional>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/util/error.h"
+#include "core/util/files.h"
+#include "launch/sweep/child_process.h"
+#include "launch/sweep/results.h"
+#include "launch/sweep/resume.h"
+
+namespace dtbench {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+volatile std::sig_atomic_t sweep_stop_signal = 0;
+void request_sweep_stop(int signal) { sweep_stop_signal = signal; }
+
+bool interrupted() { return sweep_stop_signal != 0; }
+
+// Written beside the final path and renamed into place, so a synthesis that is interrupted never
+// leaves a half-written data set that a later start would take for a whole one.
+void synthesize_data(const SweepSynthesis& s, const fs::path& sweep_dir, const std::function<bool()>& interrupted) {
+  if (fs::exists(s.path)) return;
+  spdlog::info("writing synthetic {} data to {} ({} train / {} test samples)", s.format, s.path, s.train, s.test);
+  const fs::path partial = fs::path(s.path).lexically_normal().string() + ".partial";
+  fs::remove_all(partial);
+  ChildProcess synth({dtbench_executable().string(), "data", "synth", "--format", s.format, "--out", partial.string(),
+                      "--train", std::to_string(s.train), "--test", std::to_string(s.test)},
+                     sweep_dir / "synthesize.log");
+  const auto status = synth.wait_until(ChildProcess::Clock::time_point::max(), interrupted);
+  if (!status) synth.terminate(1.0);
+  if (!status || *status != 0) {
+    fs::remove_all(partial);
+    throw IoError(fmt::format("dtbench data synth into {} {}; see {}", s.path, status ? "failed" : "was interrupted",
+                              (sweep_dir / "synthesize.log").string()));
+  }
+  fs::rename(partial, s.path);
+}
+
+// One measured run per configuration for the breakdown report: the one with the median run time.
+std::vector<fs::path> representative_runs(const SweepResults& results) {
+  std::vector<fs::path> dirs;
+  for (const auto& r : results.configurations) {
+    std::vector<std::pair<double, fs::path>> finished;
+    for (size_t i = 0; i < r.runs.size(); ++i) {
+      const auto run_s = r.metrics[i].find("run_s");
+      if (r.runs[i].warmup || r.runs[i].status != "complete" || run_s == r.metrics[i].end()) continue;
+      finished.emplace_back(run_s->second, r.runs[i].dir);
+    }
+    if (finished.empty()) continue;
+    std::sort(finished.begin(), finished.end());
+    dirs.push_back(finished[(finished.size() - 1) / 2].second);
+  }
+  return dirs;
+}
+
+void write_breakdown_report(const SweepResults& results, const fs::path& sweep_dir,
+                            const std::function<bool()>& interrupted) {
+  const std::vector<fs::path> dirs = representative_runs(results);
+  if (dirs.empty()) return;
+  std::vector<std::string> argv = {dtbench_executable().string(), "report"};
+  for (const auto& dir : dirs) argv.push_back(dir.string());
+  argv.insert(argv.end(), {"--out", (sweep_dir / "report").string()});
+  ChildProcess report(argv, sweep_dir / "report.log");
+  const auto status = report.wait_until(ChildProcess::Clock::now() + std::chrono::minutes(5), interrupted);
+  if (!status || *status != 0) {
+    report.terminate(1.0);
+    spdlog::warn("the breakdown report failed; see {}", (sweep_dir / "report.log").string());
+    return;
+  }
+  fmt::print("breakdown report (one median run per configuration): {}\n", (sweep_dir / "report" / "report.html").string());
+}
+
+SweepBlueprint load_with_options(const SweepOptions& options) {
+  SweepBlueprint sweep = load_sweep(options.file, options.overrides);
+  if (!options.output.empty()) sweep.output = options.output;
+  if (options.repetitions) sweep.repetitions = *options.repetitions;
+  if (options.warmup) sweep.warmup = *options.warmup;
+  if (options.cap_s) sweep.cap_s = *options.cap_s;
+  return sweep;
+}
+
+void print_dry_run(const std::vector<SweepConfiguration>& configurations) {
+  for (const auto& c : configurations) {
+    fmt::print("  {}: {}\n", c.id, c.missing.empty() ? fmt::format("{} worker(s), transport {}", c.workers, c.transport)
+                                                      : "missing: " + c.missing);
+  }
+}
+
+void warn_about_loopback_servers(const SweepBlueprint& sweep, const std::vector<SweepConfiguration>& configurations) {
+  const bool any_servers = std::any_of(configurations.begin(), configurations.end(),
+                                       [](const SweepConfiguration& c) { return c.needs_servers() && c.missing.empty(); });
+  if (any_servers && !sweep.launch.hostfile.empty() && sweep.launch.ps_host.starts_with("127.")) {
+    spdlog::warn("workers start on the hosts of {}, but parameter servers listen on {} (loopback): set launch.ps_host "
+                 "to an address of this host that the others can reach",
+                 sweep.launch.hostfile, sweep.launch.ps_host);
+  }
+}
+
+// Where the sweep stands, for the progress lines.
+struct SweepProgress {
+  size_t total = 0, done = 0, skipped = 0, ran = 0;
+};
+
+// Every repetition of one configuration: kept from an earlier start, or run now.
+ConfigurationResult run_configuration(const SweepBlueprint& sweep, const SweepConfiguration& c,
+                                      const fs::path& sweep_dir, SweepProgress& progress) {
+  ConfigurationResult result;
+  result.configuration = c;
+  const int64_t runs_per_configuration = sweep.warmup + sweep.repetitions;
+  if (!c.missing.empty()) {
+    progress.done += static_cast<size_t>(runs_per_configuration);
+    fmt::print("{}: missing — {}\n", c.id, c.missing);
+    return result;
+  }
+  const fs::path dir = sweep_dir / c.id;
+  check_or_record_settings(dir, c);
+  for (int64_t k = 0; k < runs_per_configuration && !interrupted(); ++k) {
+    const bool warmup = k < sweep.warmup;
+    const int64_t repetition = warmup ? k + 1 : k - sweep.warmup + 1;
+    const fs::path run_dir = dir / fmt::format("{}-{}", warmup ? "warmup" : "rep", repetition);
+    ++progress.done;
+    if (auto kept = kept_run(run_dir)) {
+      ++progress.skipped;
+      result.runs.push_back(*kept);
+      continue;
+    }
+    SweepRun run = run_repetition(sweep, c, run_dir, repetition, warmup, interrupted);
+    ++progress.ran;
+    fmt::print("[{}/{}] {} {} {}: {} in {:.1f} s{}\n", progress.done, progress.total, c.id,
+               warmup ? "warm-up" : "repetition", repetition, run.status, run.process_seconds,
+               run.error.empty() ? "" : " — " + run.error);
+    std::fflush(stdout);
+    result.runs.push_back(std::move(run));
+  }
+  return result;
+}
+
+void print_results(const SweepBlueprint& sweep, const SweepResults& results, const fs::path& sweep_dir,
+                   const SweepProgress& progress) {
+  fmt::print("\n{} run(s) made, {} kept from an earlier start\n", progress.ran, progress.skipped);
+  for (const auto& table : sweep_tables(sweep, results)) fmt::print("\n{}", render_text(table));
+  fmt::print("\nresults: {}, {}, {}\n", (sweep_dir / "results.csv").string(), (sweep_dir / "results.json").string(),
+             (sweep_dir / "results.md").string());
+}
+
+}  // namespace
+
+void run_sweep(const SweepOptions& options) {
+  const SweepBlueprint sweep = load_with_options(options);
+  const std::vector<SweepConfiguration> configurations = expand_sweep(sweep);
+  const fs::path sweep_dir = fs::path(sweep.output) / sweep.name;
+  fmt::print("sweep {}: {} configuration(s) x ({} warm-up + {} measured) run(s), cap {:g} s -> {}\n", sweep.name,
+             configurations.size(), sweep.warmup, sweep.repetitions, sweep.cap_s, sweep_dir.string());
+  if (options.dry_run) {
+    print_dry_run(configurations);
+    return;
+  }
+  warn_about_loopback_servers(sweep, configurations);
+  fs::create_directories(sweep_dir);
+  spdlog::info("runs use {}", dtbench_executable().string());
+  adopt_orphaned_descendants();  // a rank whose mpirun was killed is still ours to stop
+  std::signal(SIGINT, request_sweep_stop);
+  std::signal(SIGTERM, request_sweep_stop);
+  for (const auto& synthesis : sweep.synthesize) synthesize_data(synthesis, sweep_dir, interrupted);
+  SweepProgress progress{.total = configurations.size() * static_cast<size_t>(sweep.warmup + sweep.repetitions)};
+  std::vector<ConfigurationResult> collected;
+  for (const auto& c : configurations) {
+    collected.push_back(run_configuration(sweep, c, sweep_dir, progress));
+    if (interrupted()) break;
+  }
+  const SweepResults results = summarize_sweep(sweep, collected);
+  write_sweep_results(sweep, results, sweep_dir);
+  print_results(sweep, results, sweep_dir, progress);
+  if (interrupted()) {
+    throw std::runtime_error(fmt::format("sweep interrupted by signal {}; start it again to resume where it stopped",
+                                         static_cast<int>(sweep_stop_signal)));
+  }
+  if (options.report) write_breakdown_report(results, sweep_dir, interrupted);
+}
+
+}  // namespace dtbench

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The house's rules, checked on the source tree: every #include "<folder>/..." crosses only the
+# edges allowed below (dependencies point down), and no .cpp/.h is over 500 lines. Prints the
+# include graph between folders (edge: number of includes) and every breach; exits 1 on a breach.
+# Run by CTest as layout_rules; `scripts/check_layout.sh` by hand prints the graph.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# room -> the rooms it may include (besides itself)
+declare -A allowed=(
+  [core]=""
+  [comm]="core"
+  [allreduce]="comm core"
+  [paramserver]="comm core"
+  [launch/monitor]="core"
+  [launch/blueprint]="core"
+  [launch/report]="launch/monitor core"
+  [launch/sweep]="launch/blueprint launch/report launch/monitor core"
+  [launch/bench]="launch/blueprint launch/report launch/monitor allreduce paramserver comm core"
+  [launch]="launch/blueprint launch/report launch/sweep launch/bench launch/monitor allreduce paramserver comm core"
+)
+
+room_of() {  # the room a path (or an include target) belongs to
+  case "$1" in
+    launch/*/*) echo "${1%/*}" ;;
+    launch/*) echo launch ;;
+    *) echo "${1%%/*}" ;;
+  esac
+}
+
+breaches=0
+declare -A edges=()
+while IFS= read -r file; do
+  from=$(room_of "$file")
+  [[ -v "allowed[$from]" ]] || continue
+  while IFS= read -r target; do
+    to=$(room_of "$target")
+    [[ "$to" == "$from" || ! -v "allowed[$to]" ]] && continue
+    edges["$from -> $to"]=$(( ${edges["$from -> $to"]:-0} + 1 ))
+    if [[ " ${allowed[$from]} " != *" $to "* ]]; then
+      echo "BREACH: $file includes $target ($from may include: ${allowed[$from]:-nothing})"
+      breaches=$((breaches + 1))
+    fi
+  done < <(sed -n 's/^#include "\([a-z_]*\/[^"]*\)".*/\1/p' "$file")
+done < <(git ls-files -co --exclude-standard '*.cpp' '*.h' '*.cu' '*.cuh' | grep -E '^(core|comm|allreduce|paramserver|launch)/')
+
+echo "include graph between folders (includes per edge):"
+for edge in "${!edges[@]}"; do echo "  $edge: ${edges[$edge]}"; done | sort
+
+while IFS= read -r file; do
+  lines=$(wc -l < "$file")
+  if (( lines > 500 )); then
+    echo "BREACH: $file has $lines lines (at most 500)"
+    breaches=$((breaches + 1))
+  fi
+done < <(git ls-files -co --exclude-standard '*.cpp' '*.h' '*.cu' '*.cuh')
+
+if (( breaches > 0 )); then
+  echo "$breaches breach(es) of the layout rules"
+  exit 1
+fi
+echo "layout rules hold"

@@ -1,0 +1,126 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/models/models.h"
+#include "core/util/error.h"
+#include "launch/blueprint/blueprint.h"
+#include "launch/sweep/plan.h"
+
+namespace dtbench {
+namespace {
+
+std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    parse_blueprint(text, "test.yaml", overrides);
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(Blueprint, DefaultParsesToLenet5OnFashionMnist) {
+  const Blueprint bp = parse_blueprint(std::string(default_blueprint_text()), "built-in", {});
+  EXPECT_EQ(bp.model, "lenet5");
+  EXPECT_EQ(bp.data.format, "idx");
+  EXPECT_EQ(bp.data.path, "/usr/share/datasets/fashion-mnist");
+  EXPECT_EQ(bp.epochs, 1);
+  EXPECT_EQ(bp.transport, "none");
+}
+
+TEST(Blueprint, ReadsEveryKeyAndTypes) {
+  const Blueprint bp = parse_blueprint(R"(
+name: x
+model: resnet18
+dataset: {format: cifar10, path: /d, cache: false, augment: true, resize: 64}
+epochs: 3
+steps: 10
+batch: 42
+optimizer: {name: adam, lr: 0.001, weight_decay: 0.0005, beta1: 0.8}
+seed: 9
+threads: 2
+transport: ring
+output: out
+)", "t.yaml", {});
+  EXPECT_EQ(bp.model, "resnet18");
+  EXPECT_FALSE(bp.data.cache);
+  EXPECT_TRUE(bp.data.augment);
+  EXPECT_EQ(bp.data.resize, 64);
+  EXPECT_EQ(bp.batch, 42);
+  EXPECT_EQ(bp.optimizer.name, "adam");
+  EXPECT_FLOAT_EQ(bp.optimizer.learning_rate, 0.001f);
+  EXPECT_FLOAT_EQ(bp.optimizer.beta1, 0.8f);
+  EXPECT_EQ(bp.seed, 9u);
+  EXPECT_EQ(bp.transport, "ring");
+}
+
+TEST(Blueprint, OverridesUseDottedKeysAndWin) {
+  const Blueprint bp = parse_blueprint("model: mlp\noptimizer: {lr: 0.1}\n", "t.yaml",
+                                       {"optimizer.lr=0.5", "dataset.path=/tmp/x", "epochs=4"});
+  EXPECT_FLOAT_EQ(bp.optimizer.learning_rate, 0.5f);
+  EXPECT_EQ(bp.data.path, "/tmp/x");
+  EXPECT_EQ(bp.epochs, 4);
+  EXPECT_EQ(bp.resolved["optimizer"]["lr"].as<double>(), 0.5);
+}
+
+TEST(Blueprint, UnknownKeyNamesTheKeyAndTheChoices) {
+  const std::string message = error_of("optimiser: {lr: 1}\n");
+  EXPECT_NE(message.find("test.yaml"), std::string::npos) << message;
+  EXPECT_NE(message.find("'optimiser'"), std::string::npos) << message;
+  EXPECT_NE(message.find("optimizer"), std::string::npos) << message;
+  EXPECT_NE(error_of("dataset: {formt: idx}\n").find("dataset.formt"), std::string::npos);
+  EXPECT_NE(error_of("", {"optimizer.lrr=1"}).find("optimizer.lrr"), std::string::npos);
+}
+
+TEST(Blueprint, WrongTypesAndRangesAreNamed) {
+  EXPECT_NE(error_of("epochs: ten\n").find("key 'epochs': expected an integer"), std::string::npos);
+  EXPECT_NE(error_of("epochs: 0\n").find("epochs"), std::string::npos);
+  EXPECT_NE(error_of("batch: -1\n").find("batch"), std::string::npos);
+  EXPECT_NE(error_of("dataset: {cache: maybe}\n").find("true or false"), std::string::npos);
+  EXPECT_NE(error_of("dataset: {format: png}\n").find("idx, cifar10, cifar100"), std::string::npos);
+  EXPECT_NE(error_of("optimizer: {name: lamb}\n").find("sgd, adam"), std::string::npos);
+  EXPECT_NE(error_of("dataset: [1, 2]\n").find("a mapping"), std::string::npos);
+  EXPECT_NE(error_of("model: [a]\n").find("key 'model'"), std::string::npos);
+  EXPECT_NE(error_of("a: [\n").find("not valid YAML"), std::string::npos);
+  EXPECT_NE(error_of("", {"novalue"}).find("key=value"), std::string::npos);
+}
+
+TEST(Blueprint, MissingFileIsNamed) {
+  try {
+    load_blueprint("/nonexistent/blue.yaml", {});
+    FAIL();
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("/nonexistent/blue.yaml"), std::string::npos);
+  }
+}
+
+// Every blueprint shipped in configs/ parses, and its model takes its data set's samples.
+TEST(Blueprint, EveryShippedBlueprintLoadsAndItsModelBuilds) {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(DTBENCH_CONFIGS_DIR)) {
+    if (entry.path().extension() != ".yaml" || entry.path().parent_path().filename() == "sweeps") continue;
+    SCOPED_TRACE(entry.path().string());
+    const Blueprint bp = load_blueprint(entry.path().string(), {});
+    const bool idx = bp.data.format == "idx";
+    Shape sample = idx ? Shape{1, 28, 28} : Shape{3, 32, 32};
+    if (bp.data.resize > 0) sample = {sample[0], bp.data.resize, bp.data.resize};
+    EXPECT_NO_THROW(models::build(bp.model, sample, bp.data.format == "cifar100" ? 100 : 10));
+    ++checked;
+  }
+  EXPECT_GE(checked, 10);
+}
+
+// Every sweep shipped in configs/sweeps reads, and every configuration's blueprint resolves.
+TEST(Blueprint, EveryShippedSweepExpands) {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(DTBENCH_CONFIGS_DIR) + "/sweeps")) {
+    SCOPED_TRACE(entry.path().string());
+    const SweepBlueprint sweep = load_sweep(entry.path(), {});
+    EXPECT_GE(expand_sweep(sweep).size(), 2u);
+    ++checked;
+  }
+  EXPECT_GE(checked, 5);
+}
+
+}  // namespace
+}  // namespace dtbench
