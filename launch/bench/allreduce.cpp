@@ -222,6 +222,10 @@ void run_allreduce_bench(const AllreduceBenchOptions& options) {
     c.rank = session.rank();
     c.world = session.world();
     c.wait.timeout_seconds = options.timeout_s;
+    if (c.world == 1 && c.rank == 0) {
+      spdlog::warn("bench allreduce on one rank measures nothing that crosses a link (each size is a local copy): "
+                   "run it under mpirun -np N with N >= 2");
+    }
     try {
       c.buffer.assign(static_cast<size_t>(sizes.back() / 4), 0.0f);
       wrong = run_sizes(c, sizes, count_hosts(session, c.comm));

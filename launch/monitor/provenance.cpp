@@ -75,4 +75,6 @@ nlohmann::json to_json(const Provenance& p) {
 int64_t peak_resident_bytes() { return kib_field("/proc/self/status", "VmHWM"); }
 int64_t resident_bytes() { return kib_field("/proc/self/status", "VmRSS"); }
 
+std::string version_text() { return fmt::format("dtbench {} (commit {})", DTBENCH_VERSION, DTBENCH_GIT_COMMIT); }
+
 }  // namespace dtbench

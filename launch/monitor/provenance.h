@@ -25,6 +25,8 @@ struct Provenance {
 };
 
 Provenance collect_provenance();
+// "dtbench 0.1.0 (commit 88fc4b01a2b3)", for --version.
+std::string version_text();
 nlohmann::json to_json(const Provenance& provenance);
 
 // Peak and current resident memory of this process, from /proc/self/status (bytes).

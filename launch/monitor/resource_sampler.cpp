@@ -87,18 +87,18 @@ void ResourceSampler::record(const Reading& now) {
   if (window_seconds <= 0) return;
   ++samples_;
 
+  // The mean is CPU time over wall time, so a short window (the last, or one cut by a stall)
+  // weighs by its length; but a window under half an interval is mostly clock-tick rounding (it
+  // can read 150% for one busy thread), so it neither sets the maximum nor becomes a point of the
+  // series: every point shown then lies within the reported maximum.
+  const bool long_window = window_seconds >= 0.5 * std::chrono::duration<double>(interval_).count();
   double cpu_percent = 0.0;
   if (now.process_ticks && previous_.process_ticks && ticks_per_second_ > 0) {
     const double cpu_seconds = static_cast<double>(*now.process_ticks - *previous_.process_ticks) / ticks_per_second_;
     cpu_percent = percent(cpu_seconds, window_seconds);
-    // The mean is CPU time over wall time, so a short window (the last, or one cut by a stall)
-    // weighs by its length; and only windows of at least half an interval may set the maximum,
-    // a short one being mostly clock-tick rounding (it can read 150% for one busy thread).
     cpu_seconds_ += cpu_seconds;
     cpu_window_seconds_ += window_seconds;
-    if (window_seconds >= 0.5 * std::chrono::duration<double>(interval_).count()) {
-      cpu_percent_max_ = std::max(cpu_percent_max_, cpu_percent);
-    }
+    if (long_window) cpu_percent_max_ = std::max(cpu_percent_max_, cpu_percent);
   }
 
   // Cores can come and go (hotplug); compare only when both readings list the same ones.
@@ -122,7 +122,7 @@ void ResourceSampler::record(const Reading& now) {
   }
   peak_rss_bytes_ = std::max({peak_rss_bytes_, now.peak_rss_bytes.value_or(0), rss_bytes_max_});
 
-  const bool keep = (samples_ - 1) % keep_every_ == 0;
+  const bool keep = long_window && (samples_ - 1) % keep_every_ == 0;
   gpu_usage_.add(now.gpus, keep);
   if (!keep) return;
   series_seconds_.push_back(std::chrono::duration<double>(now.time - start_).count());

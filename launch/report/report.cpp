@@ -44,6 +44,11 @@ ReportSettings report_settings(const ReportOptions& options) {
     if (!(percent > 0 && percent <= 100)) {
       fail_input("--target-accuracy {}: give a percentage above 0, at most 100", percent);
     }
+    // 0.9 could mean 90 % or 0.9 %: refused rather than guessed.
+    if (percent <= 1) {
+      fail_input("--target-accuracy {}: ambiguous, a fraction or a percentage? Give percentages: {} for {} %", percent,
+                 100 * percent, 100 * percent);
+    }
     settings.target_accuracies.push_back(percent / 100.0);
   }
   std::sort(settings.target_accuracies.begin(), settings.target_accuracies.end());

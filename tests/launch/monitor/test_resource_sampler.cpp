@@ -80,6 +80,19 @@ TEST(ResourceSampler, SeesABusyLoopAndStopsAtOnce) {
   sampler.reset();  // a second stop, from the destructor, is harmless
 }
 
+// A quiet first interval, then a busy final window too short to set the maximum: it must not be
+// drawn above the maximum either (a report once showed a 60 % point over a 40 % maximum).
+TEST(ResourceSampler, NoPointOfTheSeriesExceedsTheMaximum) {
+  ResourceSampler sampler({.interval = 300ms, .nvml_library = kNoNvml});
+  std::this_thread::sleep_for(320ms);
+  burn_cpu(100ms);
+  sampler.stop();
+  const auto summary = sampler.summary();
+  const double max = summary["cpu_percent"]["max"].get<double>();
+  ASSERT_GE(summary["series"]["cpu_percent"].size(), 1u);
+  for (const auto& point : summary["series"]["cpu_percent"]) EXPECT_LE(point.get<double>(), max);
+}
+
 TEST(ResourceSampler, DestructionDoesNotWaitOutTheInterval) {
   const auto begin = std::chrono::steady_clock::now();
   { ResourceSampler sampler({.interval = 10s, .nvml_library = kNoNvml}); }

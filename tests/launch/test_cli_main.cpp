@@ -1,0 +1,54 @@
+// The command line itself: a mistyped command is named, --version answers, and log lines carry no
+// colour codes where no person reads them at a terminal (under mpirun, a rank's stdout is a
+// pseudo-terminal although it ends up in a log file).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "support/cli_helpers.h"
+
+namespace dtbench {
+namespace {
+
+using testing::dtbench;
+using testing::Outcome;
+
+TEST(CliMain, AnUnknownCommandIsNamedWithTheCommandsThereAre) {
+  const Outcome r = dtbench("trian --set steps=1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("unknown command 'trian'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("train"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("sweep"), std::string::npos) << r.output;
+}
+
+TEST(CliMain, VersionNamesTheReleaseAndTheCommit) {
+  const Outcome r = dtbench("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("dtbench 0.", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("(commit "), std::string::npos) << r.output;
+}
+
+TEST(CliMain, AllreduceBenchOnOneRankSaysItMeasuredNothing) {
+  const Outcome r = dtbench("bench allreduce --sizes 4B --iters 1 --warmup 0");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("on one rank measures nothing that crosses a link"), std::string::npos) << r.output;
+}
+
+TEST(CliMain, ATargetAccuracyThatCouldBeAFractionIsRefused) {
+  const Outcome r = dtbench("report /nonexistent-run --target-accuracy 0.9");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--target-accuracy 0.9: ambiguous"), std::string::npos) << r.output;
+}
+
+class CliMainUnderMpirun : public testing::MpirunTest {};
+
+TEST_F(CliMainUnderMpirun, LogLinesCarryNoColourCodes) {
+  const Outcome r = testing::shell(testing::mpirun(1) + " train --config /nonexistent/blueprint.yaml");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("[error]"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("\x1b["), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace dtbench
