@@ -111,7 +111,8 @@ class ExitTimer {
     thread_ = std::thread([this, seconds] {
       std::unique_lock lock(mutex_);
       if (done_changed_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return done_; })) return;
-      spdlog::error("rank {}: {} did not return within {:.1f} s: a rank of the job did not arrive; ending this rank",
+      spdlog::error("rank {}: {} did not return within {:.1f} s: a rank of the job did not arrive (MPI cannot say "
+                    "which before it has started); ending this rank",
                     world_rank_from_environment(), what_, seconds);
       std::_Exit(1);
     });

@@ -174,7 +174,7 @@ void PeerWatch::linger(double seconds) {
   }
 }
 
-double roll_call_grace(double timeout_seconds) { return std::clamp(timeout_seconds / 10, 0.2, 1.0); }
+double roll_call_grace(double timeout_seconds) { return std::clamp(timeout_seconds / 5, 0.5, 2.0); }
 
 std::string roll_call_text(PeerWatch& peers, double grace_seconds) {
   const std::vector<int> silent = peers.roll_call(grace_seconds);
