@@ -83,6 +83,36 @@ nlohmann::json data_json(const Blueprint& bp, const DatasetPair& data) {
           {"sources", data.train->sources()}};
 }
 
+// The control channel and the transports of a worker started by mpirun.
+void connect_over_mpi(const Blueprint& bp, const TrainOptions& options, const WaitPolicy& policy, Worker& worker) {
+  const bool ps = bp.transport == "ps-sync" || bp.transport == "ps-async";
+  if (options.freeze_rank == worker.mpi->rank() && options.freeze_at == "control-channel") raise(SIGSTOP);
+  worker.channel = worker.mpi->control_channel(policy);
+  PeerWatch* peers = &worker.mpi->peers();
+  const double grace = job_end_grace(bp.comm.timeout_s);
+  register_allreduce_transports(
+      {.bucket_bytes = static_cast<int64_t>(bp.comm.bucket_mb * (1 << 20)),
+       .overlap = bp.comm.overlap,
+       .chunk_bytes = bp.comm.chunk_kb * 1024,
+       .timeout_seconds = bp.comm.timeout_s,
+       .threads_allowed = worker.mpi->thread_multiple(),
+       .stop_requested = [] { return stop_signal != 0; },
+       .peers = peers,
+       .end_job = [peers, grace](const std::string& reason, int failed_peer) {
+         end_job(reason, {.failed_peer = failed_peer, .stopped = stop_signal != 0, .peers = peers,
+                          .grace_seconds = grace});
+       },
+       .freeze_rank = options.freeze_rank,
+       .freeze_at = options.freeze_at});
+  if (ps) register_ps_transports(ps_transport_options(bp, worker.rank(), worker.world()));
+  if (worker.world() > 1 && bp.transport == "none") {
+    fail_input("{} workers were started but transport is 'none': choose ring or mpi (--set transport=ring)",
+               worker.world());
+  }
+}
+
+[[noreturn]] void end_distributed_run(const std::exception& error, Worker& worker, double timeout_seconds);
+
 Worker join_run(const Blueprint& bp, const TrainOptions& options) {
   Worker worker;
   const bool allreduce = bp.transport == "ring" || bp.transport == "mpi";
@@ -95,27 +125,12 @@ Worker join_run(const Blueprint& bp, const TrainOptions& options) {
     if (!bp.comm.iface.empty()) setenv("OMPI_MCA_btl_tcp_if_include", bp.comm.iface.c_str(), 1);
     const WaitPolicy policy{.timeout_seconds = bp.comm.timeout_s, .stop_requested = [] { return stop_signal != 0; }};
     worker.mpi = std::make_unique<MpiSession>(policy);
-    worker.channel = worker.mpi->control_channel(policy);
-    PeerWatch* peers = &worker.mpi->peers();
-    const double grace = job_end_grace(bp.comm.timeout_s);
-    register_allreduce_transports(
-        {.bucket_bytes = static_cast<int64_t>(bp.comm.bucket_mb * (1 << 20)),
-         .overlap = bp.comm.overlap,
-         .chunk_bytes = bp.comm.chunk_kb * 1024,
-         .timeout_seconds = bp.comm.timeout_s,
-         .threads_allowed = worker.mpi->thread_multiple(),
-         .stop_requested = [] { return stop_signal != 0; },
-         .peers = peers,
-         .end_job = [peers, grace](const std::string& reason, int failed_peer) {
-           end_job(reason, {.failed_peer = failed_peer, .stopped = stop_signal != 0, .peers = peers,
-                            .grace_seconds = grace});
-         },
-         .freeze_rank = options.freeze_rank,
-         .freeze_at = options.freeze_at});
-    if (ps) register_ps_transports(ps_transport_options(bp, worker.rank(), worker.world()));
-    if (worker.world() > 1 && bp.transport == "none") {
-      fail_input("{} workers were started but transport is 'none': choose ring or mpi (--set transport=ring)",
-                 worker.world());
+    try {
+      connect_over_mpi(bp, options, policy, worker);
+    } catch (const std::exception& error) {
+      // MPI is up: leaving by unwinding would wait in MPI_Finalize for the rank that is missing.
+      if (worker.mpi->world() > 1) end_distributed_run(error, worker, bp.comm.timeout_s);
+      throw;
     }
   } else {
     worker.channel = std::make_unique<SoloChannel>();
@@ -396,7 +411,7 @@ void add_train_command(CLI::App& app) {
   command->add_option("--test-freeze-rank", options->freeze_rank, "Testing: this rank stops itself (SIGSTOP)")
       ->group("");
   command->add_option("--test-freeze-at", options->freeze_at,
-                      "Testing: where --test-freeze-rank stops: clock-offset or weights-checksum")
+                      "Testing: where --test-freeze-rank stops: control-channel, clock-offset or weights-checksum")
       ->group("");
   command->add_option("--iface", *iface, "Network interface for the workers' traffic (same as --set comm.iface=NAME)");
   command->callback([options, iface] {

@@ -199,7 +199,7 @@ FaultOutcome freeze_a_rank(const fs::path& root, const std::string& run_argument
   outcome.exit_code = wait_for(job, std::chrono::seconds(60), outcome.seconds);
   outcome.output = testing::read_text(log);
   const fs::path worker = only_child(root / "runs") / "worker-1.json";
-  if (fs::exists(worker)) kill(read_json(worker)["provenance"]["pid"].get<pid_t>(), SIGKILL);  // if still there
+  if (!only_child(root / "runs").empty() && fs::exists(worker)) kill(read_json(worker)["provenance"]["pid"].get<pid_t>(), SIGKILL);  // if still there
   return outcome;
 }
 
@@ -211,6 +211,20 @@ TEST_F(Distributed, ARankStalledAtStartUpEndsTheRunNamingItAndTheExchange) {
   EXPECT_NE(outcome.output.find("clock-offset exchange"), std::string::npos) << outcome.output;
   expect_survivors_failed(only_child(root_ / "runs"), 1,
                           {"before the first step", "silent: rank 1 did not answer"}, outcome.output);
+}
+
+// Frozen right after MPI_Init, before any run directory exists: the others' errors name it and the
+// exchange (they had unwound into MPI_Finalize, waiting there for it until a timer ended them).
+TEST_F(Distributed, ARankStalledBeforeTheRunDirectoryEndsTheRunNamingIt) {
+  const FaultOutcome outcome = freeze_a_rank(root_, common("runs"), "control-channel");
+  EXPECT_NE(outcome.exit_code, -1) << "the run hung";
+  EXPECT_NE(outcome.exit_code, 0);
+  EXPECT_LT(outcome.seconds, 3 + 20) << outcome.output;
+  for (const char* rank : {"rank 0: ", "rank 2: "}) {
+    const std::string line = std::string(rank) + "timed out after 3.0 s: duplicating a communicator for the control "
+                             "channel's communicator; silent: rank 1 did not answer";
+    EXPECT_NE(outcome.output.find(line), std::string::npos) << line << "\n" << outcome.output;
+  }
 }
 
 TEST_F(Distributed, ARankStalledAtShutDownEndsTheRunNamingItAndTheExchange) {
