@@ -98,7 +98,7 @@ def one_run(args, index, data, root, span):
     os.kill(pid, getattr(signal, "SIG" + args.signal))
     signalled = time.monotonic()
     try:
-        job.wait(timeout=args.timeout + 60)
+        job.wait(timeout=args.timeout + 20)
         seconds = time.monotonic() - signalled
     except subprocess.TimeoutExpired:
         job.kill()

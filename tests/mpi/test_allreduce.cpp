@@ -155,10 +155,10 @@ TEST(RingAllreduce, AStopRequestEndsAWaitBeforeItsDeadline) {
 
 // Rank 0's gather timed out and cannot be cancelled: the others' late contributions still arrive
 // into its communicator, which must outlive the test (freeing it under a pending collective
-// corrupted the heap of a later test).
+// corrupted the heap of a later test). Never destroyed: at exit MPI is finalised already.
 void channel_kept_for_late_deliveries(std::unique_ptr<ControlChannel>& channel) {
-  static std::vector<std::unique_ptr<ControlChannel>> kept;
-  kept.push_back(std::move(channel));
+  static auto* kept = new std::vector<std::unique_ptr<ControlChannel>>;
+  kept->push_back(std::move(channel));
 }
 
 // The control channel's collectives are bounded too: rank 0 gathering the reports of a rank that
