@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "allreduce/mpi_check.h"
+#include "allreduce/mpi_session.h"
 #include "core/util/clock.h"
 
 namespace dtbench {
@@ -45,8 +47,8 @@ AllreduceTransport::~AllreduceTransport() {
 
 void AllreduceTransport::start(Model& model) {
   model_ = &model;
-  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
-  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &control_), "MPI_Comm_dup");
+  comm_ = duplicate_communicator(MPI_COMM_WORLD, wait_policy({}), "gradients");
+  control_ = duplicate_communicator(MPI_COMM_WORLD, wait_policy({}), "arrival times and checksums");
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &world_);
 
@@ -60,10 +62,14 @@ void AllreduceTransport::start(Model& model) {
     check_mpi(MPI_Ibcast(buffer->data(), static_cast<int>(buffer->numel()), MPI_FLOAT, 0, comm_, &requests[i + 1]),
               "MPI_Ibcast");
   }
-  wait_all(requests, {options_.timeout_seconds, options_.stop_requested,
-                      [] { return std::string("broadcast of rank 0's initial weights"); }});
+  wait_all(requests, wait_policy([] { return std::string("broadcast of rank 0's initial weights"); }));
   estimate_clock_offset();
-  if (options_.algorithm == AllreduceAlgorithm::Mpi && options_.threads_allowed) watchdog_ = std::make_unique<Watchdog>();
+  if (options_.algorithm == AllreduceAlgorithm::Mpi && options_.threads_allowed) {
+    watchdog_ = std::make_unique<Watchdog>(WatchdogHooks{
+        .stop_requested = options_.stop_requested,
+        .peers = options_.peers,
+        .end_job = options_.end_job});
+  }
 
   buckets_ = options_.bucket_bytes > 0 ? arena.buckets(options_.bucket_bytes)
                                        : std::vector<ArenaRange>{{0, arena.count()}};
@@ -113,40 +119,66 @@ AllreduceOptions AllreduceTransport::bucket_options(Model& model, const ArenaRan
   o.chunk_bytes = options_.chunk_bytes;
   o.scratch = &scratch_;
   o.watchdog = watchdog_.get();
-  o.wait = {options_.timeout_seconds, options_.stop_requested, [this] {
-              return fmt::format("rank {} at step {}; every rank had completed step {}", rank_, step_, step_ - 1);
-            }};
+  o.wait = wait_policy([this] {
+    return fmt::format("rank {} at step {}; every rank had completed step {}", rank_, step_, step_ - 1);
+  });
   return o;
+}
+
+WaitPolicy AllreduceTransport::wait_policy(std::function<std::string()> what) const {
+  return {.timeout_seconds = options_.timeout_seconds,
+          .stop_requested = options_.stop_requested,
+          .describe = std::move(what),
+          .peers = options_.peers};
+}
+
+void AllreduceTransport::freeze_if_asked(const char* where) const {
+  if (options_.freeze_rank != rank_ || options_.freeze_at != where) return;
+  spdlog::warn("rank {}: freezing before the {} exchange, as the test asked", rank_, where);
+  raise(SIGSTOP);
 }
 
 // Cristian's algorithm against rank 0: of several ping-pongs, the one with the shortest round trip
 // bounds the offset best (to within half that round trip). On one host the clocks agree already
-// and the offset comes out ~0.
+// and the offset comes out ~0. Every message is waited on with the run's deadline: a rank that
+// stalls here fails the others at start-up instead of holding them for ever.
 void AllreduceTransport::estimate_clock_offset() {
+  freeze_if_asked("clock-offset");
   constexpr int kRounds = 8;
   // Per rank: {offset, half the best round trip}.
   std::vector<double> estimates(2 * static_cast<size_t>(world_), 0.0);
   for (int peer = 1; peer < world_; ++peer) {
     CristianEstimate estimate;  // at rank 0: the peer's clock minus ours, i.e. the peer's offset
-    for (int round = 0; round < kRounds; ++round) {
+    const int other = rank_ == 0 ? peer : 0;
+    const WaitPolicy wait = wait_policy([this, other] {
+      return fmt::format("rank {} at start-up: clock-offset exchange with rank {}", rank_, other);
+    });
+    for (int round = 0; round < kRounds && (rank_ == 0 || rank_ == peer); ++round) {
+      double sent = 0.0, received = 0.0;
+      MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+      const PendingRequests pending(requests);
+      if (rank_ == 0) sent = monotonic_seconds();
+      check_mpi(MPI_Irecv(&received, 1, MPI_DOUBLE, other, 1, control_, &requests[0]), "MPI_Irecv");
       if (rank_ == 0) {
-        const double sent = monotonic_seconds();
-        double remote = 0.0;
-        check_mpi(MPI_Send(&sent, 1, MPI_DOUBLE, peer, 1, control_), "MPI_Send");
-        check_mpi(MPI_Recv(&remote, 1, MPI_DOUBLE, peer, 1, control_, MPI_STATUS_IGNORE), "MPI_Recv");
-        estimate.add_probe(sent, remote, monotonic_seconds());
-      } else if (rank_ == peer) {
-        double ping = 0.0;
-        check_mpi(MPI_Recv(&ping, 1, MPI_DOUBLE, 0, 1, control_, MPI_STATUS_IGNORE), "MPI_Recv");
-        const double now = monotonic_seconds();
-        check_mpi(MPI_Send(&now, 1, MPI_DOUBLE, 0, 1, control_), "MPI_Send");
+        check_mpi(MPI_Isend(&sent, 1, MPI_DOUBLE, other, 1, control_, &requests[1]), "MPI_Isend");
+        wait_all(requests, wait);
+        estimate.add_probe(sent, received, monotonic_seconds());
+      } else {
+        wait_all({requests, 1}, wait);
+        sent = monotonic_seconds();
+        check_mpi(MPI_Isend(&sent, 1, MPI_DOUBLE, other, 1, control_, &requests[1]), "MPI_Isend");
+        wait_all({requests + 1, 1}, wait);
       }
     }
     estimates[2 * static_cast<size_t>(peer)] = estimate.remote_minus_ours();
     estimates[2 * static_cast<size_t>(peer) + 1] = estimate.uncertainty();
   }
   double own[2] = {0.0, 0.0};
-  check_mpi(MPI_Scatter(estimates.data(), 2, MPI_DOUBLE, own, 2, MPI_DOUBLE, 0, control_), "MPI_Scatter");
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iscatter(estimates.data(), 2, MPI_DOUBLE, own, 2, MPI_DOUBLE, 0, control_, &request), "MPI_Iscatter");
+  wait_all({&request, 1}, wait_policy([this] {
+             return fmt::format("rank {} at start-up: scattering the clock offsets from rank 0", rank_);
+           }));
   clock_offset_ = own[0];
   clock_uncertainty_ = own[1];
 }
@@ -241,18 +273,24 @@ double AllreduceTransport::exchange_arrivals(double arrival, SyncTimes& times) {
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Iallgather(&arrival, 1, MPI_DOUBLE, arrivals.data(), 1, MPI_DOUBLE, control_, &request),
             "MPI_Iallgather");
-  wait_all({&request, 1}, {options_.timeout_seconds, options_.stop_requested, [this] {
-                             return fmt::format("exchange of arrival times after step {}", step_);
-                           }});
+  wait_all({&request, 1}, wait_policy([this] {
+             return fmt::format("rank {}: exchange of arrival times after step {}", rank_, step_);
+           }));
   const auto last = std::max_element(arrivals.begin(), arrivals.end());
   times.slowest_rank = static_cast<int>(last - arrivals.begin());
   return *last;
 }
 
 void AllreduceTransport::stop(Model& model) {
+  freeze_if_asked("weights-checksum");
   const uint64_t local = weights_checksum(model.arena().values());
   std::vector<uint64_t> all(static_cast<size_t>(world_));
-  check_mpi(MPI_Allgather(&local, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, control_), "MPI_Allgather");
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallgather(&local, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, control_, &request),
+            "MPI_Iallgather");
+  wait_all({&request, 1}, wait_policy([this] {
+             return fmt::format("rank {} at shut-down: gathering every rank's weights checksum", rank_);
+           }));
   std::vector<int> differing;
   for (int r = 0; r < world_; ++r) {
     if (all[static_cast<size_t>(r)] != all[0]) differing.push_back(r);

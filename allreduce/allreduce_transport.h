@@ -36,6 +36,13 @@ struct AllreduceTransportOptions {
   double timeout_seconds = 60.0;   // a peer silent this long ends the run
   bool threads_allowed = true;     // MPI gave us MPI_THREAD_MULTIPLE
   std::function<bool()> stop_requested;
+  PeerWatch* peers = nullptr;      // serviced by every wait; names silent ranks on a timeout
+  // The watchdog of the blocking MPI_Allreduce ends the job through this (job_failure.h).
+  std::function<void(const std::string& reason, int failed_peer)> end_job;
+  // Testing the start-up and shut-down deadlines: rank `freeze_rank` stops itself (SIGSTOP) just
+  // before the exchange named `freeze_at` ("clock-offset" or "weights-checksum").
+  int freeze_rank = -1;
+  std::string freeze_at;
 };
 
 class AllreduceTransport final : public LocalUpdateTransport {
@@ -57,6 +64,9 @@ class AllreduceTransport final : public LocalUpdateTransport {
   CommSpan bucket_span(int bucket, std::chrono::steady_clock::time_point start,
                        std::chrono::steady_clock::time_point end) const;
   void estimate_clock_offset();
+  // The run's deadline, stop flag and peer watch, waiting for `what`.
+  WaitPolicy wait_policy(std::function<std::string()> what) const;
+  void freeze_if_asked(const char* where) const;
   double aligned_now() const;
   void on_gradient_ready(const Param& param);
   void communicate();  // the overlap thread

@@ -1,12 +1,19 @@
 #pragma once
 // MPI for the life of a run: initialised with MPI_THREAD_MULTIPLE (the overlap thread sends while
 // the main thread exchanges control messages), finalised on normal exit. Creating a session also
-// makes the control channel and the topology (rank, world, local rank) MPI knows.
+// makes the control channel, the topology (rank, world, local rank) MPI knows, and the peer watch
+// every wait of the run services (peer_watch.h).
+//
+// Start-up and shut-down are bounded like every other wait: MPI_Init and MPI_Finalize (each a
+// barrier of the whole job inside Open MPI, which no rank can leave early) run under a timer that
+// ends this process when a rank does not arrive in time, and the exchange of host names that gives
+// the local rank is a non-blocking collective with the run's deadline.
 #include <mpi.h>
 
 #include <memory>
 #include <string>
 
+#include "allreduce/peer_watch.h"
 #include "allreduce/request_wait.h"
 #include "comm/control_channel.h"
 
@@ -14,7 +21,8 @@ namespace dtbench {
 
 class MpiSession {
  public:
-  MpiSession();
+  // `start_up`: the deadline (and stop flag) of start-up and shut-down.
+  explicit MpiSession(const WaitPolicy& start_up = {});
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
@@ -24,7 +32,9 @@ class MpiSession {
   int local_rank() const { return local_rank_; }
   int local_world() const { return local_world_; }  // ranks on this host
   bool thread_multiple() const { return thread_multiple_; }
-  // A control channel on a communicator of its own, its every wait bounded by `policy`.
+  PeerWatch& peers() const { return *peers_; }
+  // A control channel on a communicator of its own, its every wait bounded by `policy` (which the
+  // session gives its peer watch).
   std::unique_ptr<ControlChannel> control_channel(WaitPolicy policy) const;
 
   // Ends every rank of the job (after an error on one of them): MPI_Abort.
@@ -38,7 +48,13 @@ class MpiSession {
   int local_rank_ = 0;
   int local_world_ = 1;
   bool thread_multiple_ = false;
+  double timeout_seconds_ = 60.0;
+  std::unique_ptr<PeerWatch> peers_;
 };
+
+// MPI_Comm_idup waited on with `policy`: MPI_Comm_dup is a blocking collective, and a rank that
+// never arrives would hold the others in it for ever.
+MPI_Comm duplicate_communicator(MPI_Comm comm, const WaitPolicy& policy, const char* what);
 
 // The control channel over MPI_COMM_WORLD (duplicated) once MPI is initialised, by a session or
 // by a test's own main.

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "allreduce/mpi_check.h"
+#include "allreduce/peer_watch.h"
 #include "core/util/clock.h"
 
 namespace dtbench {
@@ -13,25 +14,43 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+std::string what(const WaitPolicy& policy) {
+  return policy.describe ? policy.describe() : std::string("MPI request");
+}
+
+// The error that ends a wait: what was awaited, and when other ranks can be asked, which of them
+// are silent (the roll call's grace is short on a stop: mpirun gives a rank one second).
+[[noreturn]] void fail_wait(const WaitPolicy& policy, bool stopped) {
+  std::string text = stopped ? fmt::format("stopped while waiting: {}", what(policy))
+                             : fmt::format("timed out after {:.1f} s: {}", policy.timeout_seconds, what(policy));
+  if (policy.peers != nullptr) {
+    text += "; " + roll_call_text(*policy.peers, stopped ? 0.2 : roll_call_grace(policy.timeout_seconds));
+  }
+  throw IoError(text);
+}
+
 // Polls `done` until it returns true. Spins first (small messages finish in microseconds), then
 // yields, then sleeps briefly so a waiting thread leaves the cores to the computation.
 template <typename Poll>
 void poll_until(Poll done, const WaitPolicy& policy) {
   const auto start = Clock::now();
   const auto deadline = start + to_duration(policy.timeout_seconds);
+  auto next_service = start + std::chrono::milliseconds(2);
   for (uint64_t attempt = 0;; ++attempt) {
     if (done()) return;
     // The stop flag is read at every attempt: even a spinning attempt can last a scheduler slice on
     // a loaded machine, since Open MPI yields inside MPI_Test when the ranks outnumber the cores, and
     // mpirun gives a rank one second between SIGTERM and SIGKILL to write its report. The deadline,
     // seconds away, can wait for every 64th attempt and spare the spin most of its clock reads.
-    if (policy.stop_requested && policy.stop_requested()) {
-      throw IoError(fmt::format("stopped while waiting: {}",
-                                policy.describe ? policy.describe() : std::string("MPI request")));
-    }
-    if ((attempt & 63) == 0 && Clock::now() > deadline) {
-      throw IoError(fmt::format("timed out after {:.1f} s: {}", policy.timeout_seconds,
-                                policy.describe ? policy.describe() : std::string("MPI request")));
+    if (policy.stop_requested && policy.stop_requested()) fail_wait(policy, true);
+    if (attempt >= 20000 || (attempt & 63) == 0) {
+      const auto now = Clock::now();
+      if (now > deadline) fail_wait(policy, false);
+      // Other ranks' roll calls and failures, every millisecond or so once the wait is not short.
+      if (policy.peers != nullptr && now > next_service) {
+        policy.peers->service();
+        next_service = now + std::chrono::milliseconds(1);
+      }
     }
     if (attempt < 2000) continue;
     if (attempt < 20000) {

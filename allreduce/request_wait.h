@@ -10,11 +10,16 @@
 
 namespace dtbench {
 
+class PeerWatch;
+
 struct WaitPolicy {
   double timeout_seconds = 60.0;
   std::function<bool()> stop_requested;  // e.g. a signal arrived
   // Describes what is being waited for, for the error message ("ring step 2: receive from rank 1").
   std::function<std::string()> describe;
+  // When set, the wait answers other ranks' roll calls, ends with PeerFailure when another rank
+  // announced a failure, and on a timeout or stop calls the roll itself to name the silent ranks.
+  PeerWatch* peers = nullptr;
 };
 
 // Cancels and frees the requests still pending when it goes out of scope — after a timeout or an

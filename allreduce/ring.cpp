@@ -48,7 +48,8 @@ int chunks_in(int64_t count, int64_t chunk) { return static_cast<int>((count + c
 // received straight into `in`.
 void ring_step(const AllreduceOptions& o, int left, int right, const float* out, int64_t out_count,
                float* in, int64_t in_count, bool reduce, std::vector<float>& scratch,
-               std::vector<MPI_Request>& receives, std::vector<MPI_Request>& sends, const WaitPolicy& wait) {
+               std::vector<MPI_Request>& receives, std::vector<MPI_Request>& sends, const WaitPolicy& wait,
+               bool& sending) {
   const int64_t chunk = std::max<int64_t>(o.chunk_bytes / static_cast<int64_t>(sizeof(float)), 1);
   const int receive_chunks = chunks_in(in_count, chunk);
   const int send_chunks = chunks_in(out_count, chunk);
@@ -68,6 +69,7 @@ void ring_step(const AllreduceOptions& o, int left, int right, const float* out,
     check_mpi(MPI_Isend(out + begin, length, MPI_FLOAT, right, o.tag, o.comm, &sends[static_cast<size_t>(c)]),
               "MPI_Isend");
   }
+  sending = false;  // for the error message: first the left neighbour's data is awaited
   if (reduce) {
     for (int done = 0; done < receive_chunks; ++done) {
       const int c = wait_any(receives, wait);
@@ -80,6 +82,7 @@ void ring_step(const AllreduceOptions& o, int left, int right, const float* out,
   } else {
     wait_all(receives, wait);
   }
+  sending = true;
   wait_all(sends, wait);
 }
 
@@ -106,13 +109,18 @@ void ring_allreduce(const AllreduceOptions& o) {
     const AllreduceOptions& o;
     const char* phase;
     int step, rank, left, right;
-  } where{o, "", 0, rank, left, right};
+    bool sending;
+  } where{o, "", 0, rank, left, right, false};
   int& step = where.step;
   const char*& phase = where.phase;
   WaitPolicy wait = o.wait;
+  // Names the neighbour this rank is waiting on; which rank is silent, the roll call (peer_watch.h)
+  // says: the left neighbour may itself be waiting for its own left.
   wait.describe = [w = &where] {
-    return fmt::format("ring allreduce of {} floats, {} step {}: rank {} waiting for rank {} (left) / {} (right){}",
-                       w->o.count, w->phase, w->step, w->rank, w->left, w->right,
+    return fmt::format("ring allreduce of {} floats, {} step {}: rank {} waiting for {}{}", w->o.count, w->phase,
+                       w->step, w->rank,
+                       w->sending ? fmt::format("rank {} (right) to take its segment", w->right)
+                                  : fmt::format("rank {}'s segment (left)", w->left),
                        w->o.wait.describe ? "; " + w->o.wait.describe() : std::string());
   };
 
@@ -121,7 +129,7 @@ void ring_allreduce(const AllreduceOptions& o) {
     const Segment out = segment(o.count, world, (rank - step + world) % world);
     const Segment in = segment(o.count, world, (rank - step - 1 + 2 * world) % world);
     ring_step(o, left, right, o.buffer + out.offset, out.count, o.buffer + in.offset, in.count, true, scratch,
-              receives, sends, wait);
+              receives, sends, wait, where.sending);
   }
   if (o.average) {
     const Segment owned = segment(o.count, world, (rank + 1) % world);
@@ -133,7 +141,7 @@ void ring_allreduce(const AllreduceOptions& o) {
     const Segment out = segment(o.count, world, (rank + 1 - step + world) % world);
     const Segment in = segment(o.count, world, (rank - step + world) % world);
     ring_step(o, left, right, o.buffer + out.offset, out.count, o.buffer + in.offset, in.count, false, scratch,
-              receives, sends, wait);
+              receives, sends, wait, where.sending);
   }
 }
 

@@ -1,14 +1,18 @@
 // dtbench train: workers train a blueprint's model on their shards of the data set, write the run
 // directory and print the per-phase breakdown. One worker runs alone; several are started by
 // mpirun (or srun) and synchronise through the blueprint's transport.
+#include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "allreduce/job_failure.h"
 #include "allreduce/mpi_session.h"
 #include "allreduce/register.h"
 #include "comm/registry.h"
@@ -43,7 +47,13 @@ struct TrainOptions {
   int rank = 0;
   int world = 1;
   std::string run_dir;  // exact run directory (sweeps); empty: a new one under the blueprint's output
+  int freeze_rank = -1;   // testing: this rank stops itself (SIGSTOP) before the exchange `freeze_at`
+  std::string freeze_at;
 };
+
+// How long a rank that failed waits for the others to write their reports before it ends the
+// job: they answer within milliseconds when waiting, so a second or two, never past the timeout.
+double job_end_grace(double timeout_seconds) { return std::clamp(timeout_seconds / 2, 0.5, 2.0); }
 
 // What this process is in the run: rank, world, and how to talk to the others.
 struct Worker {
@@ -73,6 +83,36 @@ nlohmann::json data_json(const Blueprint& bp, const DatasetPair& data) {
           {"sources", data.train->sources()}};
 }
 
+// The control channel and the transports of a worker started by mpirun.
+void connect_over_mpi(const Blueprint& bp, const TrainOptions& options, const WaitPolicy& policy, Worker& worker) {
+  const bool ps = bp.transport == "ps-sync" || bp.transport == "ps-async";
+  if (options.freeze_rank == worker.mpi->rank() && options.freeze_at == "control-channel") raise(SIGSTOP);
+  worker.channel = worker.mpi->control_channel(policy);
+  PeerWatch* peers = &worker.mpi->peers();
+  const double grace = job_end_grace(bp.comm.timeout_s);
+  register_allreduce_transports(
+      {.bucket_bytes = static_cast<int64_t>(bp.comm.bucket_mb * (1 << 20)),
+       .overlap = bp.comm.overlap,
+       .chunk_bytes = bp.comm.chunk_kb * 1024,
+       .timeout_seconds = bp.comm.timeout_s,
+       .threads_allowed = worker.mpi->thread_multiple(),
+       .stop_requested = [] { return stop_signal != 0; },
+       .peers = peers,
+       .end_job = [peers, grace](const std::string& reason, int failed_peer) {
+         end_job(reason, {.failed_peer = failed_peer, .stopped = stop_signal != 0, .peers = peers,
+                          .grace_seconds = grace});
+       },
+       .freeze_rank = options.freeze_rank,
+       .freeze_at = options.freeze_at});
+  if (ps) register_ps_transports(ps_transport_options(bp, worker.rank(), worker.world()));
+  if (worker.world() > 1 && bp.transport == "none") {
+    fail_input("{} workers were started but transport is 'none': choose ring or mpi (--set transport=ring)",
+               worker.world());
+  }
+}
+
+[[noreturn]] void end_distributed_run(const std::exception& error, Worker& worker, double timeout_seconds);
+
 Worker join_run(const Blueprint& bp, const TrainOptions& options) {
   Worker worker;
   const bool allreduce = bp.transport == "ring" || bp.transport == "mpi";
@@ -83,19 +123,14 @@ Worker join_run(const Blueprint& bp, const TrainOptions& options) {
     worker.channel = make_ps_channel(ps_options, options.rank, options.world);
   } else if (allreduce || MpiSession::launched_by_mpi()) {
     if (!bp.comm.iface.empty()) setenv("OMPI_MCA_btl_tcp_if_include", bp.comm.iface.c_str(), 1);
-    worker.mpi = std::make_unique<MpiSession>();
-    worker.channel = worker.mpi->control_channel(
-        {.timeout_seconds = bp.comm.timeout_s, .stop_requested = [] { return stop_signal != 0; }, .describe = {}});
-    register_allreduce_transports({.bucket_bytes = static_cast<int64_t>(bp.comm.bucket_mb * (1 << 20)),
-                                   .overlap = bp.comm.overlap,
-                                   .chunk_bytes = bp.comm.chunk_kb * 1024,
-                                   .timeout_seconds = bp.comm.timeout_s,
-                                   .threads_allowed = worker.mpi->thread_multiple(),
-                                   .stop_requested = [] { return stop_signal != 0; }});
-    if (ps) register_ps_transports(ps_transport_options(bp, worker.rank(), worker.world()));
-    if (worker.world() > 1 && bp.transport == "none") {
-      fail_input("{} workers were started but transport is 'none': choose ring or mpi (--set transport=ring)",
-                 worker.world());
+    const WaitPolicy policy{.timeout_seconds = bp.comm.timeout_s, .stop_requested = [] { return stop_signal != 0; }};
+    worker.mpi = std::make_unique<MpiSession>(policy);
+    try {
+      connect_over_mpi(bp, options, policy, worker);
+    } catch (const std::exception& error) {
+      // MPI is up: leaving by unwinding would wait in MPI_Finalize for the rank that is missing.
+      if (worker.mpi->world() > 1) end_distributed_run(error, worker, bp.comm.timeout_s);
+      throw;
     }
   } else {
     worker.channel = std::make_unique<SoloChannel>();
@@ -109,128 +144,102 @@ Worker join_run(const Blueprint& bp, const TrainOptions& options) {
 
 // Rank 0 names the run directory; every rank writes into it (on a cluster without a shared file
 // system each host gets its own copy of the directory, with its ranks' files).
-RunDirectory open_run_directory(const Blueprint& bp, const TrainOptions& options, Worker& worker) {
-  std::string path;
-  if (worker.rank() == 0) {
-    if (!options.run_dir.empty() && std::filesystem::exists(std::filesystem::path(options.run_dir) / "report.json")) {
-      fail_input("--run-dir {}: it already holds a run's report.json; choose a new directory", options.run_dir);
-    }
-    path = !options.run_dir.empty() ? RunDirectory::open(options.run_dir).path().string()
-                                    : RunDirectory::create(bp.output, bp.name, bp.transport).path().string();
+std::string create_run_directory(const Blueprint& bp, const TrainOptions& options) {
+  if (!options.run_dir.empty() && std::filesystem::exists(std::filesystem::path(options.run_dir) / "report.json")) {
+    fail_input("--run-dir {}: it already holds a run's report.json; choose a new directory", options.run_dir);
   }
-  return RunDirectory::open(worker.channel->broadcast(path));
+  return !options.run_dir.empty() ? RunDirectory::open(options.run_dir).path().string()
+                                  : RunDirectory::create(bp.output, bp.name, bp.transport).path().string();
 }
 
-void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& worker) {
-  const int rank = worker.rank(), world = worker.world();
-  const bool root = rank == 0;
-  const DatasetPair data = open_dataset({bp.data.format, bp.data.path, bp.data.cache});
-  // The model first: a data set it cannot take is the clearer error.
-  Shape sample_shape = data.train->sample_shape();
-  if (bp.data.resize > 0) sample_shape = {sample_shape[0], bp.data.resize, bp.data.resize};
-  auto model = models::build(bp.model, sample_shape, data.train->classes());
-  model->initialize(bp.seed);
+// This worker's reports, written after every epoch and, when the run fails, from whichever thread
+// notices (the watchdog's, while the training thread is blocked in MPI): hence the lock.
+class Reports {
+ public:
+  Reports(RunSummary& summary, ResourceSampler& sampler, Transport& transport)
+      : summary_(summary), sampler_(sampler), transport_(transport) {}
 
-  const Normalization norm = compute_normalization(*data.train);
-  LoaderOptions train_options{.batch = bp.batch, .rank = rank, .world = world, .seed = bp.seed,
-                              .shuffle = true, .augment = bp.data.augment, .resize = bp.data.resize};
-  Loader train_loader(data.train, train_options, norm);
-  // Evaluation: every worker sees every test sample once, in order, the last batch possibly smaller.
-  LoaderOptions test_options{.batch = std::min(bp.batch, data.test->size()), .seed = bp.seed,
-                             .shuffle = false, .resize = bp.data.resize, .drop_last = false};
-  Loader test_loader(data.test, test_options, norm);
-  auto transport = make_transport(bp.transport, {.optimizer = bp.optimizer});
+  void open(RunDirectory run) {
+    const std::lock_guard lock(mutex_);
+    run_.emplace(std::move(run));
+    summary_.run_id = run_->id();
+  }
+  const RunDirectory& run() const { return *run_; }
+  void set_workers(std::vector<std::string> workers) {
+    const std::lock_guard lock(mutex_);
+    workers_ = std::move(workers);
+  }
+  const std::vector<std::string>& workers() const { return workers_; }
+  void training_started() { training_started_ = true; }
 
-  const RunDirectory run = open_run_directory(bp, options, worker);
-  ResourceSampler sampler;  // CPU, memory (and GPU) once a second until the run ends
-  if (root) run.write("blueprint.yaml", YAML::Dump(bp.resolved) + "\n");
+  void write() {
+    const std::lock_guard lock(mutex_);
+    write_locked();
+  }
+  void finish(const std::string& status, const std::string& error) {
+    const std::lock_guard lock(mutex_);
+    summary_.status = status;
+    // A run that never reached its first step says so: nothing in it was measured.
+    summary_.error = error.empty() || training_started_ ? error : "failed at start-up, before the first step: " + error;
+    sampler_.stop();
+    write_locked();
+  }
+
+ private:
+  void write_locked() {
+    if (!run_) return;  // rank 0 has not named the directory yet
+    nlohmann::json own = report_json(summary_);
+    own["transport_summary"] = transport_.summary();
+    own["resources"] = sampler_.summary();
+    run_->write(fmt::format("worker-{}.json", summary_.rank), own.dump(2) + "\n");
+    if (summary_.rank != 0) return;
+    if (!workers_.empty()) own["workers"] = workers_json(workers_);
+    run_->write("report.json", own.dump(2) + "\n");
+  }
+
+  std::mutex mutex_;
+  RunSummary& summary_;
+  ResourceSampler& sampler_;
+  Transport& transport_;
+  std::optional<RunDirectory> run_;
+  std::vector<std::string> workers_;
+  std::atomic<bool> training_started_ = false;
+};
+
+// While it lives, a failure anywhere in the job (this rank's, or one another rank announces) writes
+// this rank's report as failed before the job ends (allreduce/job_failure.h).
+class LastWords {
+ public:
+  explicit LastWords(Reports& reports) {
+    set_last_words([&reports](const std::string& reason) { reports.finish("failed", reason); });
+  }
+  ~LastWords() { set_last_words({}); }
+  LastWords(const LastWords&) = delete;
+  LastWords& operator=(const LastWords&) = delete;
+};
+
+RunSummary start_summary(const Blueprint& bp, const Worker& worker, const DatasetPair& data, const Model& model) {
   RunSummary summary;
-  summary.run_id = run.id();
   summary.transport = bp.transport;
-  summary.rank = rank;
-  summary.world = world;
+  summary.rank = worker.rank();
+  summary.world = worker.world();
   summary.blueprint = blueprint_json(bp.resolved);
   summary.provenance = collect_provenance();
   summary.data = data_json(bp, data);
-  summary.model = {{"name", model->name()},
-                   {"parameters", model->parameter_count()},
-                   {"macs_per_sample", model->macs_per_sample()},
-                   {"input", model->sample_input_shape()},
-                   {"classes", model->classes()}};
+  summary.model = {{"name", model.name()},
+                   {"parameters", model.parameter_count()},
+                   {"macs_per_sample", model.macs_per_sample()},
+                   {"input", model.sample_input_shape()},
+                   {"classes", model.classes()}};
   summary.clock_read_seconds = Profiler::clock_cost_seconds();
-  // Each worker keeps its own report; rank 0's report.json also holds every worker's phases,
-  // gathered after each epoch (a collective: all ranks reach it together).
-  std::vector<std::string> workers;
-  auto write_reports = [&] {
-    nlohmann::json own = report_json(summary);
-    own["transport_summary"] = transport->summary();
-    own["resources"] = sampler.summary();
-    run.write(fmt::format("worker-{}.json", rank), own.dump(2) + "\n");
-    if (!root) return;
-    if (!workers.empty()) own["workers"] = workers_json(workers);
-    run.write("report.json", own.dump(2) + "\n");
-  };
+  return summary;
+}
 
-  if (root) {
-    spdlog::info("training {} ({} parameters) on {} ({} train / {} test samples), {} worker(s) x batch {}, "
-                 "{} epoch(s), transport {}, BLAS core {} with {} threads -> {}",
-                 model->name(), model->parameter_count(), bp.data.path, data.train->size(), data.test->size(),
-                 world, bp.batch, bp.epochs, bp.transport, blas::core_name(), blas::threads(), run.path().string());
-  }
-  write_reports();
-  std::optional<TraceWriter> trace;
-  std::signal(SIGINT, request_stop);
-  std::signal(SIGTERM, request_stop);
-  try {
-    transport->start(*model);
-    // Opened once the transport has measured this worker's clock against the run's reference, which
-    // the trace records for `dtbench report` to merge the workers' timelines. Streamed as the run
-    // goes; a run that dies leaves the events so far (an unclosed JSON array).
-    if (bp.trace_steps > 0) {
-      trace.emplace(run.path() / fmt::format("trace-{}.json", rank),
-                    TraceOptions{.rank = rank,
-                                 .steps_per_epoch = bp.trace_steps,
-                                 .clock = transport->clock_alignment()});
-    }
-    Trainer trainer(*model, train_loader, &test_loader, *transport,
-                    {.epochs = bp.epochs, .max_steps = bp.steps, .show_progress = root,
-                     .stop_requested = [] { return stop_signal != 0; }, .time_operators = bp.time_operators,
-                     .trace = trace ? &*trace : nullptr,
-                     .compute_delay_seconds = bp.straggler.rank == rank ? bp.straggler.delay_ms / 1e3 : 0.0});
-    trainer.run([&](const EpochResult& epoch) {
-      summary.epochs.push_back(epoch);
-      summary.wall_seconds = epoch.wall_seconds;
-      sampler.add_transport_bytes(epoch.sync_total.bytes_sent, epoch.sync_total.bytes_received);
-      if (world > 1) workers = worker.channel->gather(report_json(summary).dump());
-      write_reports();
-      if (root) {
-        spdlog::info("epoch {}: test accuracy {:.2f}%, test loss {:.4f}, {:.0f} images/s per worker", epoch.epoch,
-                     100 * epoch.test.accuracy, epoch.test.loss, epoch.images_per_second);
-      }
-    });
-    transport->stop(*model);
-    if (trace) trace->finish();
-  } catch (const std::exception& error) {
-    if (trace) trace->finish();
-    summary.status = "failed";
-    summary.error = stop_signal != 0 ? fmt::format("{} (signal {})", error.what(), static_cast<int>(stop_signal))
-                                     : error.what();
-    sampler.stop();
-    write_reports();
-    throw;
-  }
-  summary.status = "complete";
-  sampler.stop();  // its last sample goes into the final report: a run shorter than the interval has one too
-  if (bp.save_weights && root) {
-    const auto values = model->arena().values();
-    run.write("weights.bin", std::string(reinterpret_cast<const char*>(values.data()), values.size_bytes()));
-  }
-  write_reports();
-  if (!root) return;
-  fmt::print("\n{} on {} — {} worker(s), transport {}, BLAS core {} ({}), {} threads per worker\n", model->name(),
-             bp.data.path, world, bp.transport, blas::core_name(), blas::core_selection(), blas::threads());
+void print_results(const Blueprint& bp, const RunSummary& summary, const Model& model, const Reports& reports) {
+  fmt::print("\n{} on {} — {} worker(s), transport {}, BLAS core {} ({}), {} threads per worker\n", model.name(),
+             bp.data.path, summary.world, bp.transport, blas::core_name(), blas::core_selection(), blas::threads());
   fmt::print("{}\n{}", epochs_table(summary.epochs), breakdown_table(summary.epochs));
-  if (!workers.empty()) fmt::print("\n{}", workers_table(workers));
+  if (!reports.workers().empty()) fmt::print("\n{}", workers_table(reports.workers()));
   const EpochResult& last = summary.epochs.back();
   if (!last.operators.empty()) {
     fmt::print("\n{}", operators_table(last.operators, last.phases.steps));
@@ -239,20 +248,150 @@ void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& w
                1e6 * reads * summary.clock_read_seconds,
                100 * reads * summary.clock_read_seconds / std::max(1e-12, last.phases.step.mean));
   }
-  fmt::print("\nreport: {}\n", (run.path() / "report.json").string());
+  fmt::print("\nreport: {}\n", (reports.run().path() / "report.json").string());
+}
+
+// The model, the loaders and the transport of one worker, ready to train.
+struct Setup {
+  DatasetPair data;
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Loader> train;  // a Loader owns a prefetch thread and does not move
+  std::unique_ptr<Loader> test;
+  std::unique_ptr<Transport> transport;
+};
+
+Setup set_up(const Blueprint& bp, const Worker& worker) {
+  Setup s;
+  s.data = open_dataset({bp.data.format, bp.data.path, bp.data.cache});
+  // The model first: a data set it cannot take is the clearer error.
+  Shape sample_shape = s.data.train->sample_shape();
+  if (bp.data.resize > 0) sample_shape = {sample_shape[0], bp.data.resize, bp.data.resize};
+  s.model = models::build(bp.model, sample_shape, s.data.train->classes());
+  s.model->initialize(bp.seed);
+  const Normalization norm = compute_normalization(*s.data.train);
+  s.train = std::make_unique<Loader>(s.data.train,
+                  LoaderOptions{.batch = bp.batch, .rank = worker.rank(), .world = worker.world(), .seed = bp.seed,
+                                .shuffle = true, .augment = bp.data.augment, .resize = bp.data.resize},
+                  norm);
+  // Evaluation: every worker sees every test sample once, in order, the last batch possibly smaller.
+  s.test = std::make_unique<Loader>(s.data.test,
+                 LoaderOptions{.batch = std::min(bp.batch, s.data.test->size()), .seed = bp.seed, .shuffle = false,
+                               .resize = bp.data.resize, .drop_last = false},
+                 norm);
+  s.transport = make_transport(bp.transport, {.optimizer = bp.optimizer});
+  return s;
+}
+
+// The transport's start (initial weights, clock offsets), the epochs, and its stop (the weights
+// check): a failure anywhere in them is written into the reports by the caller.
+void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summary, Reports& reports,
+                ResourceSampler& sampler, std::optional<TraceWriter>& trace) {
+  const int rank = worker.rank();
+  s.transport->start(*s.model);
+  // Opened once the transport has measured this worker's clock against the run's reference, which
+  // the trace records for `dtbench report` to merge the workers' timelines. Streamed as the run
+  // goes; a run that dies leaves the events so far (an unclosed JSON array).
+  if (bp.trace_steps > 0) {
+    trace.emplace(reports.run().path() / fmt::format("trace-{}.json", rank),
+                  TraceOptions{.rank = rank, .steps_per_epoch = bp.trace_steps,
+                               .clock = s.transport->clock_alignment()});
+  }
+  PeerWatch* peers = worker.mpi ? &worker.mpi->peers() : nullptr;
+  Trainer trainer(*s.model, *s.train, s.test.get(), *s.transport,
+                  {.epochs = bp.epochs, .max_steps = bp.steps, .show_progress = rank == 0,
+                   // Before every step: a signal, or another rank's failure (which throws).
+                   .stop_requested = [peers] {
+                     if (peers != nullptr) peers->service();
+                     return stop_signal != 0;
+                   },
+                   .time_operators = bp.time_operators, .trace = trace ? &*trace : nullptr,
+                   .compute_delay_seconds = bp.straggler.rank == rank ? bp.straggler.delay_ms / 1e3 : 0.0});
+  reports.training_started();
+  trainer.run([&](const EpochResult& epoch) {
+    summary.epochs.push_back(epoch);
+    summary.wall_seconds = epoch.wall_seconds;
+    sampler.add_transport_bytes(epoch.sync_total.bytes_sent, epoch.sync_total.bytes_received);
+    // A collective: all ranks reach it together; rank 0's report.json holds every worker's phases.
+    if (worker.world() > 1) reports.set_workers(worker.channel->gather(report_json(summary).dump()));
+    reports.write();
+    if (rank == 0) {
+      spdlog::info("epoch {}: test accuracy {:.2f}%, test loss {:.4f}, {:.0f} images/s per worker", epoch.epoch,
+                   100 * epoch.test.accuracy, epoch.test.loss, epoch.images_per_second);
+    }
+  });
+  s.transport->stop(*s.model);
+}
+
+std::string failure_reason(const std::exception& error) {
+  return stop_signal != 0 ? fmt::format("{} (signal {})", error.what(), static_cast<int>(stop_signal)) : error.what();
+}
+
+// One rank's error ends the job: the others may be waiting for this rank. Every rank still
+// running writes its report first (allreduce/job_failure.h).
+[[noreturn]] void end_distributed_run(const std::exception& error, Worker& worker, double timeout_seconds) {
+  const auto* peer = dynamic_cast<const PeerFailure*>(&error);
+  end_job(failure_reason(error), {.code = dynamic_cast<const InputError*>(&error) != nullptr ? 2 : 1,
+                                  .failed_peer = peer != nullptr ? peer->rank() : -1,
+                                  .stopped = stop_signal != 0,
+                                  .peers = &worker.mpi->peers(),
+                                  .grace_seconds = job_end_grace(timeout_seconds)});
+}
+
+void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& worker) {
+  const int rank = worker.rank();
+  Setup s = set_up(bp, worker);
+  RunSummary summary = start_summary(bp, worker, s.data, *s.model);
+  ResourceSampler sampler;  // CPU, memory (and GPU) once a second until the run ends
+  Reports reports(summary, sampler, *s.transport);
+  const LastWords last_words(reports);
+  std::optional<TraceWriter> trace;
+  try {
+    // Rank 0 writes its report before the others learn the directory, so that a rank lost now
+    // still leaves a report saying so.
+    const std::string created = rank == 0 ? create_run_directory(bp, options) : std::string();
+    if (rank == 0) reports.open(RunDirectory::open(created));
+    reports.write();
+    const std::string path = worker.channel->broadcast(created);
+    if (rank != 0) reports.open(RunDirectory::open(path));
+    if (rank == 0) reports.run().write("blueprint.yaml", YAML::Dump(bp.resolved) + "\n");
+    if (rank == 0) {
+      spdlog::info("training {} ({} parameters) on {} ({} train / {} test samples), {} worker(s) x batch {}, "
+                   "{} epoch(s), transport {}, BLAS core {} with {} threads -> {}",
+                   s.model->name(), s.model->parameter_count(), bp.data.path, s.data.train->size(),
+                   s.data.test->size(), worker.world(), bp.batch, bp.epochs, bp.transport, blas::core_name(),
+                   blas::threads(), reports.run().path().string());
+    }
+    reports.write();
+    run_epochs(bp, s, worker, summary, reports, sampler, trace);
+    if (trace) trace->finish();
+  } catch (const std::exception& error) {
+    if (trace) trace->finish();
+    // Several ranks: the job ends here, while the last words can still write this rank's report.
+    if (worker.mpi && worker.world() > 1) end_distributed_run(error, worker, bp.comm.timeout_s);
+    reports.finish("failed", failure_reason(error));
+    throw;
+  }
+  reports.finish("complete", "");
+  if (bp.save_weights && rank == 0) {
+    const auto values = s.model->arena().values();
+    reports.run().write("weights.bin",
+                        std::string(reinterpret_cast<const char*>(values.data()), values.size_bytes()));
+  }
+  if (rank == 0) print_results(bp, summary, *s.model, reports);
 }
 
 void run_training(const TrainOptions& options) {
+  // From the start: a signal during start-up ends the wait it interrupts with an error, not the
+  // process without a word.
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
   const Blueprint bp = resolve_blueprint(options);
   Worker worker = join_run(bp, options);
   try {
     train_as_worker(bp, options, worker);
   } catch (const std::exception& error) {
-    if (worker.mpi && worker.world() > 1) {
-      // One rank's error ends the job: the others may be waiting for this rank.
-      spdlog::error("rank {}: {}", worker.rank(), error.what());
-      MpiSession::abort(dynamic_cast<const InputError*>(&error) != nullptr ? 2 : 1);
-    }
+    // Before any report exists (the data set, the model): the others still wait for this rank.
+    if (worker.mpi && worker.world() > 1) end_distributed_run(error, worker, bp.comm.timeout_s);
     throw;
   }
 }
@@ -269,6 +408,11 @@ void add_train_command(CLI::App& app) {
   command->add_option("--run-dir", options->run_dir,
                       "Write the run into exactly this directory (default: a new one under the blueprint's output)");
   auto iface = std::make_shared<std::string>();
+  command->add_option("--test-freeze-rank", options->freeze_rank, "Testing: this rank stops itself (SIGSTOP)")
+      ->group("");
+  command->add_option("--test-freeze-at", options->freeze_at,
+                      "Testing: where --test-freeze-rank stops: control-channel, clock-offset or weights-checksum")
+      ->group("");
   command->add_option("--iface", *iface, "Network interface for the workers' traffic (same as --set comm.iface=NAME)");
   command->callback([options, iface] {
     if (!iface->empty()) options->overrides.push_back("comm.iface=" + *iface);

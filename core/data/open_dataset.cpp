@@ -16,9 +16,18 @@ namespace {
 
 constexpr int64_t kIdxClasses = 10;
 
+// A data file's name that is there but cannot be read as one (a directory, say) is its own error:
+// "not found" would send the user looking for a file that is right there.
+void require_file_if_present(const DataSpec& spec, const fs::path& path) {
+  if (!fs::exists(path) || fs::is_regular_file(path)) return;
+  fail_input("{} data set: {} is {}, not a data file", spec.format, path.string(),
+             fs::is_directory(path) ? "a directory" : "not a regular file");
+}
+
 // The first of `names` found in `dir`, or "" when none is.
-std::string find_one_of(const fs::path& dir, const std::vector<std::string>& names) {
+std::string find_one_of(const DataSpec& spec, const fs::path& dir, const std::vector<std::string>& names) {
   for (const std::string& name : names) {
+    require_file_if_present(spec, dir / name);
     if (fs::is_regular_file(dir / name)) return (dir / name).string();
   }
   return "";
@@ -38,7 +47,7 @@ DatasetPair open_idx(const DataSpec& spec, const fs::path& dir) {
       const std::string dot = fmt::format("{}.{}-ubyte", split, kind);
       const std::vector<std::string> names = {hyphen, hyphen + ".gz", dot, dot + ".gz"};
       all_names.insert(all_names.end(), names.begin(), names.end());
-      paths.push_back(find_one_of(dir, names));
+      paths.push_back(find_one_of(spec, dir, names));
       if (paths.back().empty()) missing.push_back(hyphen + "[.gz]");
     }
   }
@@ -58,6 +67,7 @@ DatasetPair open_cifar(const DataSpec& spec, const fs::path& dir, CifarKind kind
   const fs::path root = !fs::exists(dir / names.back()) && fs::exists(dir / subdir / names.back()) ? dir / subdir : dir;
   std::vector<std::string> missing;
   for (const std::string& name : names) {
+    require_file_if_present(spec, root / name);
     if (!fs::is_regular_file(root / name)) missing.push_back(name);
   }
   if (!missing.empty()) fail_missing(spec, root, missing, names, fmt::format(" (also under {}/)", subdir));
@@ -77,6 +87,10 @@ DatasetPair open_cifar(const DataSpec& spec, const fs::path& dir, CifarKind kind
 
 DatasetPair open_dataset(const DataSpec& spec) {
   const fs::path dir(spec.path);
+  if (fs::exists(dir) && !fs::is_directory(dir)) {
+    fail_input("dataset.path {} is a file, not a directory: point it at the directory holding the {} files", spec.path,
+               spec.format);
+  }
   if (!fs::is_directory(dir)) fail_input("data set directory {} does not exist (format {})", spec.path, spec.format);
   if (spec.format == "idx") return open_idx(spec, dir);
   if (spec.format == "cifar10") {

@@ -1,6 +1,7 @@
 #include "core/train/trainer.h"
 
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
 #include <thread>
 
@@ -10,6 +11,7 @@
 
 #include "core/layers/loss.h"
 #include "core/util/clock.h"
+#include "core/util/error.h"
 
 namespace dtbench {
 
@@ -28,6 +30,15 @@ void add_comm(SyncTimes& total, const SyncTimes& step) {
   total.pull += step.pull;
   total.bytes_sent += step.bytes_sent;
   total.bytes_received += step.bytes_received;
+}
+
+// A non-finite loss never comes back (every later step inherits the NaN weights), and a run that
+// went on would end "complete" with chance accuracy: it ends here, as failed, saying where.
+void require_finite(double loss, int64_t epoch, int64_t global_step) {
+  if (std::isfinite(loss)) return;
+  const char* what = std::isnan(loss) ? "NaN" : loss > 0 ? "inf" : "-inf";
+  throw DivergedError(fmt::format("diverged: loss is {} at step {} (epoch {}); lower optimizer.lr", what,
+                                  global_step, epoch));
 }
 
 }  // namespace
@@ -74,6 +85,7 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
     const auto forward_start = Clock::now();
     const Tensor& logits = model_.forward(batch->images, Mode::Train);
     const LossResult loss = softmax_cross_entropy(logits, batch->labels, &grad_logits_);
+    require_finite(loss.loss, epoch, global_step);
     if (options_.compute_delay_seconds > 0) {
       std::this_thread::sleep_for(std::chrono::duration<double>(options_.compute_delay_seconds));
     }

@@ -21,6 +21,12 @@ class IoError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Training itself went wrong: the loss is no longer a number.
+class DivergedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Something the code itself promised did not hold.
 class LogicError : public std::logic_error {
  public:

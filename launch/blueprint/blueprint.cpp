@@ -1,5 +1,6 @@
 #include "launch/blueprint/blueprint.h"
 
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -66,6 +67,7 @@ class Section {
   template <typename T>
   static std::string type_name() {
     if constexpr (std::is_same_v<T, bool>) return "true or false";
+    else if constexpr (std::is_unsigned_v<T>) return "a non-negative integer";
     else if constexpr (std::is_integral_v<T>) return "an integer";
     else if constexpr (std::is_floating_point_v<T>) return "a number";
     else return "a string";
@@ -139,6 +141,38 @@ void read_server_list(const YAML::Node& node, const std::string& source, std::ve
   }
 }
 
+// yaml-cpp keeps both entries of a key written twice and lookups see only one of them, so a
+// blueprint that sets a key twice would run with one value and save both lines: refused instead.
+void reject_duplicate_keys(const YAML::Node& node, const std::string& source, const std::string& prefix) {
+  if (node.IsSequence()) {
+    for (const auto& item : node) reject_duplicate_keys(item, source, prefix);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::map<std::string, int> first_line;  // key -> its line, from 1
+  for (const auto& entry : node) {
+    const auto key = entry.first.as<std::string>();
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    const int line = entry.first.Mark().line + 1;
+    const auto [found, fresh] = first_line.emplace(key, line);
+    if (!fresh) {
+      fail_input("{}: key '{}' is set twice, on lines {} and {}; keep one of them", source, path, found->second,
+                 line);
+    }
+    reject_duplicate_keys(entry.second, source, path);
+  }
+}
+
+// Nothing but blanks and comments (a YAML null); invalid YAML is parse_blueprint's to report.
+bool holds_nothing(const std::string& text) {
+  try {
+    const YAML::Node root = YAML::Load(text);
+    return !root || root.IsNull();
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 std::string_view default_blueprint_text() { return kDefaultBlueprint; }
@@ -153,6 +187,7 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
   }
   if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) fail_input("{}: expected a mapping of keys at the top", source);
+  reject_duplicate_keys(root, source, "");
   for (const auto& assignment : overrides) apply_override(root, assignment);
 
   Blueprint bp;
@@ -268,6 +303,13 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
 Blueprint load_blueprint(const std::string& path, const std::vector<std::string>& overrides) {
   const std::optional<std::string> text = read_file(path);
   if (!text) fail_input("blueprint {}: cannot open it (does the file exist?)", path);
+  // An empty file is more likely a mistake (a truncated copy, the wrong path) than a wish for every
+  // default; the built-in blueprint is what no --config gives.
+  if (holds_nothing(*text)) {
+    fail_input("blueprint {}: the file holds no keys; expected a mapping of keys (e.g. model: lenet5), or leave out "
+               "--config for the built-in blueprint",
+               path);
+  }
   return parse_blueprint(*text, path, overrides);
 }
 

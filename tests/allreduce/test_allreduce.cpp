@@ -13,6 +13,7 @@
 
 #include "allreduce/allreduce.h"
 #include "allreduce/mpi_session.h"
+#include "allreduce/peer_watch.h"
 #include "core/util/error.h"
 #include "core/util/rng.h"
 
@@ -152,18 +153,57 @@ TEST(RingAllreduce, AStopRequestEndsAWaitBeforeItsDeadline) {
   }
 }
 
+// Rank 0's gather timed out and cannot be cancelled: the others' late contributions still arrive
+// into its communicator, which must outlive the test (freeing it under a pending collective
+// corrupted the heap of a later test). Never destroyed: at exit MPI is finalised already.
+void channel_kept_for_late_deliveries(std::unique_ptr<ControlChannel>& channel) {
+  static auto* kept = new std::vector<std::unique_ptr<ControlChannel>>;
+  kept->push_back(std::move(channel));
+}
+
 // The control channel's collectives are bounded too: rank 0 gathering the reports of a rank that
 // never sends its own gets a timeout naming the gather, instead of blocking until someone aborts.
 TEST(ControlChannel, AGatherWithASilentRankTimesOut) {
   const int rank = world_rank(), world = world_size();
   if (world < 2) GTEST_SKIP() << "needs two ranks";
-  const auto channel = make_mpi_channel({.timeout_seconds = 0.5, .stop_requested = {}, .describe = {}});
+  auto channel = make_mpi_channel({.timeout_seconds = 0.5, .stop_requested = {}, .describe = {}});
   if (rank == 0) {
     expect_io_error([&] { channel->gather("rank 0's report"); },
                     {"timed out after 0.5 s", "gathering every rank's report at rank 0"});
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank != 0) channel->gather("late");  // complete rank 0's collective, so nothing is left pending
+  if (rank == 0) channel_kept_for_late_deliveries(channel);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A timeout names the rank that did not arrive, not only the wait: rank 0's gather times out while
+// rank 1 is silent (waiting without servicing the peer watch, as a frozen rank would) and the others
+// wait in a collective of their own, answering the roll call. Only rank 1 is named.
+TEST(ControlChannel, AGatherTimeoutNamesTheSilentRank) {
+  const int rank = world_rank(), world = world_size();
+  if (world < 2) GTEST_SKIP() << "needs two ranks";
+  PeerWatch peers;
+  WaitPolicy policy{.timeout_seconds = 0.5, .stop_requested = {}, .describe = {}, .peers = &peers};
+  auto channel = make_mpi_channel(policy);
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  if (rank == 0) {
+    expect_io_error([&] { channel->gather("rank 0's report"); },
+                    {"gathering every rank's report at rank 0", "silent: rank 1 did not answer a roll call"});
+    MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+    wait_all({&barrier, 1}, {.timeout_seconds = 30, .stop_requested = {}, .describe = {}, .peers = &peers});
+  } else if (rank == 1) {
+    MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+    MPI_Wait(&barrier, MPI_STATUS_IGNORE);  // silent: no servicing
+  } else {
+    MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+    wait_all({&barrier, 1}, {.timeout_seconds = 30, .stop_requested = {}, .describe = {}, .peers = &peers});
+  }
+  if (rank != 0) channel->gather("late");  // complete rank 0's collective, so nothing is left pending
+  if (rank == 0) channel_kept_for_late_deliveries(channel);
+  // Rank 1 still holds rank 0's ping: answered here, so no later test reads it.
+  MPI_Barrier(MPI_COMM_WORLD);
+  peers.service();
   MPI_Barrier(MPI_COMM_WORLD);
 }
 

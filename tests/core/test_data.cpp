@@ -216,6 +216,21 @@ TEST_F(DataTest, MissingFilesAreInputErrors) {
   expect_input_error([&] { open_dataset({"cifar10", options.path}); }, {"not found: data_batch_3.bin", "looked for data_batch_1.bin"});
 }
 
+// A path of the wrong kind is named as such, not as absent or incomplete.
+TEST_F(DataTest, AFileForTheDirectoryOrADirectoryForAFileIsNamedAsSuch) {
+  write_idx_labels(path("labels"), std::vector<int32_t>{1}, false);
+  expect_input_error([&] { open_dataset({"idx", path("labels")}); }, {path("labels") + " is a file, not a directory"});
+  fs::create_directories(path("idx/train-images-idx3-ubyte"));
+  expect_input_error([&] { open_dataset({"idx", path("idx")}); },
+                     {path("idx/train-images-idx3-ubyte") + " is a directory, not a data file"});
+  const SynthOptions options = synth("cifar10", 10, 3);
+  write_synthetic(options);
+  fs::remove(options.path + "/test_batch.bin");
+  fs::create_directories(options.path + "/test_batch.bin");
+  expect_input_error([&] { open_dataset({"cifar10", options.path}); },
+                     {options.path + "/test_batch.bin is a directory, not a data file"});
+}
+
 TEST_F(DataTest, CifarDirectoryMayBeTheParent) {
   const SynthOptions options = synth("cifar10", 10, 3, false, "root/cifar-10-batches-bin");
   write_synthetic(options);

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include "core/models/models.h"
 #include "core/util/error.h"
@@ -83,6 +86,35 @@ TEST(Blueprint, WrongTypesAndRangesAreNamed) {
   EXPECT_NE(error_of("model: [a]\n").find("key 'model'"), std::string::npos);
   EXPECT_NE(error_of("a: [\n").find("not valid YAML"), std::string::npos);
   EXPECT_NE(error_of("", {"novalue"}).find("key=value"), std::string::npos);
+}
+
+// yaml-cpp keeps both entries of a repeated key; the blueprint names the key and both lines.
+TEST(Blueprint, AKeySetTwiceIsAnErrorNamingBothLines) {
+  const std::string top = error_of("model: mlp\nepochs: 2\nmodel: lenet5\n");
+  EXPECT_NE(top.find("test.yaml: key 'model' is set twice, on lines 1 and 3"), std::string::npos) << top;
+  const std::string nested = error_of("name: x\noptimizer:\n  lr: 0.1\n  momentum: 0.9\n  lr: 0.2\n");
+  EXPECT_NE(nested.find("key 'optimizer.lr' is set twice, on lines 3 and 5"), std::string::npos) << nested;
+  EXPECT_EQ(error_of("optimizer: {lr: 0.1}\ncomm: {timeout_s: 5}\n"), "");  // the same key in two sections
+}
+
+TEST(Blueprint, ANegativeSeedAsksForANonNegativeInteger) {
+  const std::string message = error_of("", {"seed=-1"});
+  EXPECT_NE(message.find("key 'seed': expected a non-negative integer, got '-1'"), std::string::npos) << message;
+}
+
+TEST(Blueprint, AnEmptyFileIsAnErrorNamingIt) {
+  const auto file = std::filesystem::temp_directory_path() / ("dtbench-empty-" + std::to_string(getpid()) + ".yaml");
+  for (const char* text : {"", "\n  \n", "# only a comment\n"}) {
+    std::ofstream(file) << text;
+    try {
+      load_blueprint(file.string(), {});
+      ADD_FAILURE() << "accepted a blueprint holding '" << text << "'";
+    } catch (const InputError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find(file.string() + ": the file holds no keys"), std::string::npos) << message;
+    }
+  }
+  std::filesystem::remove(file);
 }
 
 TEST(Blueprint, MissingFileIsNamed) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -140,11 +141,12 @@ struct FaultOutcome {
   std::string output;  // mpirun's and the ranks'
 };
 
-FaultOutcome signal_a_rank(const fs::path& root, const std::string& run_arguments, int rank, int signal) {
+FaultOutcome signal_a_rank(const fs::path& root, const std::string& run_arguments, int rank, int signal,
+                           const std::string& transport = "ring") {
   FaultOutcome outcome;
   const fs::path log = root / "mpirun.log";
-  const pid_t job = spawn_shell(mpirun(3) + run_arguments + " --set epochs=100000 --set batch=8 --set transport=ring > " +
-                                log.string() + " 2>&1");
+  const pid_t job = spawn_shell(mpirun(3) + run_arguments + " --set epochs=100000 --set batch=8 --set transport=" +
+                                transport + " > " + log.string() + " 2>&1");
   const pid_t victim = wait_for_rank_pid(root / "runs", rank);
   EXPECT_GT(victim, 0);
   if (victim <= 0) {
@@ -159,30 +161,95 @@ FaultOutcome signal_a_rank(const fs::path& root, const std::string& run_argument
   return outcome;
 }
 
+// Every report but the frozen rank's says failed, with a reason holding each of `expected`.
+void expect_survivors_failed(const fs::path& run, int frozen, std::initializer_list<std::string> expected,
+                             const std::string& output) {
+  for (int rank = 0; rank < 3; ++rank) {
+    if (rank == frozen) continue;
+    const std::string file = "worker-" + std::to_string(rank) + ".json";
+    const nlohmann::json report = read_json(run / file);
+    const std::string error = report.value("error", "");
+    SCOPED_TRACE(file + ": " + error);
+    EXPECT_EQ(report["status"], "failed") << output;
+    for (const std::string& part : expected) EXPECT_NE(error.find(part), std::string::npos) << output;
+  }
+}
+
 TEST_F(Distributed, AStalledRankEndsTheRunWithinTheTimeout) {
   const FaultOutcome outcome = signal_a_rank(root_, common("runs") + " --set comm.timeout_s=3", 1, SIGSTOP);
   EXPECT_NE(outcome.exit_code, -1) << "the run hung";
   EXPECT_NE(outcome.exit_code, 0);
   EXPECT_LT(outcome.seconds, 2 * 3 + 5);
   // Ranks 0 and 2 both wait for rank 1 (in a ring step, the exchange of arrival times, or rank 0's
-  // gather of the reports). The first to time out writes its report, marked failed with the wait
-  // it timed out in, and aborts the job. The abort stops the other: while waiting, or, on a loaded
-  // machine, before it reached the wait (rank 1 may have sent its share of the last step before it
-  // froze). When the abort leaves it time it says so; else its report is left as the last epoch
-  // wrote it.
-  const fs::path run = only_child(root_ / "runs");
-  int timed_out = 0;
-  for (const char* file : {"worker-0.json", "worker-2.json"}) {
-    const nlohmann::json report = read_json(run / file);
-    const std::string error = report.value("error", "");
-    SCOPED_TRACE(std::string(file) + ": " + error);
-    if (report["status"] == "running") continue;
-    EXPECT_EQ(report["status"], "failed");
-    EXPECT_TRUE(error.find("waiting") != std::string::npos || error.find("timed out") != std::string::npos ||
-                error.find("stopped on request") != std::string::npos);
-    timed_out += error.find("timed out after 3.0 s") != std::string::npos;
+  // gather of the reports). The first to time out calls the roll, which names rank 1, writes its
+  // report and tells the other, which writes its own before the job is aborted: both say failed,
+  // and both name rank 1 as the silent one.
+  expect_survivors_failed(only_child(root_ / "runs"), 1, {"silent: rank 1 did not answer"}, outcome.output);
+  EXPECT_NE(outcome.output.find("timed out after 3.0 s"), std::string::npos) << outcome.output;
+}
+
+// A rank that stops itself at start-up (the clock-offset exchange) or at the end (the weights
+// checksum) ends the run within the timeout; the others' reports name it and the exchange.
+FaultOutcome freeze_a_rank(const fs::path& root, const std::string& run_arguments, const std::string& where) {
+  FaultOutcome outcome;
+  const fs::path log = root / "mpirun.log";
+  const pid_t job = spawn_shell(mpirun(3) + run_arguments + " --set steps=3 --set batch=8 --set transport=ring"
+                                " --set comm.timeout_s=3 --test-freeze-rank 1 --test-freeze-at " + where + " > " +
+                                log.string() + " 2>&1");
+  outcome.exit_code = wait_for(job, std::chrono::seconds(60), outcome.seconds);
+  outcome.output = testing::read_text(log);
+  const fs::path worker = only_child(root / "runs") / "worker-1.json";
+  if (!only_child(root / "runs").empty() && fs::exists(worker)) kill(read_json(worker)["provenance"]["pid"].get<pid_t>(), SIGKILL);  // if still there
+  return outcome;
+}
+
+TEST_F(Distributed, ARankStalledAtStartUpEndsTheRunNamingItAndTheExchange) {
+  const FaultOutcome outcome = freeze_a_rank(root_, common("runs"), "clock-offset");
+  EXPECT_NE(outcome.exit_code, -1) << "the run hung";
+  EXPECT_NE(outcome.exit_code, 0);
+  EXPECT_LT(outcome.seconds, 3 + 20) << outcome.output;  // start-up, then the 3 s timeout
+  EXPECT_NE(outcome.output.find("clock-offset exchange"), std::string::npos) << outcome.output;
+  expect_survivors_failed(only_child(root_ / "runs"), 1,
+                          {"before the first step", "silent: rank 1 did not answer"}, outcome.output);
+}
+
+// Frozen right after MPI_Init, before any run directory exists: the others' errors name it and the
+// exchange (they had unwound into MPI_Finalize, waiting there for it until a timer ended them).
+TEST_F(Distributed, ARankStalledBeforeTheRunDirectoryEndsTheRunNamingIt) {
+  const FaultOutcome outcome = freeze_a_rank(root_, common("runs"), "control-channel");
+  EXPECT_NE(outcome.exit_code, -1) << "the run hung";
+  EXPECT_NE(outcome.exit_code, 0);
+  EXPECT_LT(outcome.seconds, 3 + 20) << outcome.output;
+  for (const char* rank : {"rank 0: ", "rank 2: "}) {
+    const std::string line = std::string(rank) + "timed out after 3.0 s: duplicating a communicator for the control "
+                             "channel's communicator; silent: rank 1 did not answer";
+    EXPECT_NE(outcome.output.find(line), std::string::npos) << line << "\n" << outcome.output;
   }
-  EXPECT_GE(timed_out, 1) << "no rank reported the 3 s timeout\n" << outcome.output;
+}
+
+TEST_F(Distributed, ARankStalledAtShutDownEndsTheRunNamingItAndTheExchange) {
+  const FaultOutcome outcome = freeze_a_rank(root_, common("runs"), "weights-checksum");
+  EXPECT_NE(outcome.exit_code, -1) << "the run hung";
+  EXPECT_NE(outcome.exit_code, 0);
+  EXPECT_LT(outcome.seconds, 3 + 20) << outcome.output;
+  expect_survivors_failed(only_child(root_ / "runs"), 1,
+                          {"at shut-down: gathering every rank's weights checksum", "silent: rank 1 did not answer"},
+                          outcome.output);
+}
+
+// transport=mpi blocks in MPI_Allreduce, where no signal or deadline can reach the training thread:
+// the watchdog's thread writes the report. A frozen rank: the watchdog's timeout; a killed one:
+// mpirun's SIGTERM.
+TEST_F(Distributed, UnderMpiAStalledOrKilledRankLeavesEverySurvivingReportFailed) {
+  const FaultOutcome stalled = signal_a_rank(root_, common("runs") + " --set comm.timeout_s=3", 1, SIGSTOP, "mpi");
+  EXPECT_NE(stalled.exit_code, -1) << "the run hung";
+  EXPECT_LT(stalled.seconds, 2 * 3 + 5);
+  expect_survivors_failed(only_child(root_ / "runs"), 1, {"silent: rank 1 did not answer"}, stalled.output);
+  fs::remove_all(root_ / "runs");
+  const FaultOutcome killed = signal_a_rank(root_, common("runs") + " --set comm.timeout_s=5", 2, SIGKILL, "mpi");
+  EXPECT_NE(killed.exit_code, -1) << "the run hung";
+  EXPECT_LT(killed.seconds, 2 * 5 + 5);
+  expect_survivors_failed(only_child(root_ / "runs"), 2, {}, killed.output);
 }
 
 TEST_F(Distributed, AKilledRankEndsTheRunWithAClearError) {

@@ -130,6 +130,22 @@ TEST_F(CliTrain, BadInputIsAClearErrorWithExitCode2) {
   EXPECT_NE(r.output.find("none, ring, mpi, ps-sync, ps-async"), std::string::npos) << r.output;
 }
 
+// lr 1e30 blows the weights up after the first step: the loss turns non-finite, and the run ends
+// there as failed, saying so, instead of training on NaN to a "complete" run at chance accuracy.
+TEST_F(CliTrain, ADivergingRunFailsAtTheFirstNonFiniteLoss) {
+  const fs::path data = synth("idx", 256, 32);
+  const Outcome r = dtbench("train --set model=mlp --set dataset.path=" + data.string() + " --set output=" +
+                            (root_ / "runs").string() + " --set optimizer.lr=1e30 --set steps=6 --set batch=32");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("diverged: loss is "), std::string::npos) << r.output;
+  const auto report = read_json(only_run_directory(root_ / "runs") / "report.json");
+  EXPECT_EQ(report["status"], "failed");
+  const std::string error = report["error"];
+  EXPECT_NE(error.find("diverged: loss is "), std::string::npos) << error;
+  EXPECT_NE(error.find(" at step "), std::string::npos) << error;
+  EXPECT_NE(error.find("(epoch 1)"), std::string::npos) << error;
+}
+
 TEST_F(CliTrain, InterruptedRunKeepsAReportMarkedIncomplete) {
   const fs::path data = synth("idx", 512, 64);
   const fs::path runs = root_ / "runs";
