@@ -60,6 +60,8 @@ struct PsBenchOptions {
   std::string run_id = "bench-ps";
   double timeout_s = 60;
   std::string json;
+  std::string auth_token_file;  // --servers' token; in-process servers get a fresh one (auth_token)
+  std::string auth_token;
 };
 
 constexpr int kMinIterations = 3;
@@ -116,6 +118,7 @@ class LocalServers {
       server.mode = PsMode::Sync;
       server.run_id = options.run_id;
       server.timeout_seconds = options.timeout_s;
+      server.security.auth_token = options.auth_token;
       server.placement = {options.shards, std::min(kKeyFloatCount, share), PlacementPolicy::Balanced};
       shards_.push_back(std::make_unique<ParameterServer>(
           arena, OptimizerConfig{.name = "sgd", .learning_rate = 1.0f}, std::move(server)));
@@ -156,6 +159,7 @@ class BenchWorker {
     client.worker = worker;
     client.world = options.workers;
     client.timeout_seconds = options.timeout_s;
+    client.security.auth_token = options.auth_token;
     client.retries = 2;
     client.backoff_seconds = 0.05;
     for (int shard = 0; shard < static_cast<int>(servers.size()); ++shard) {
@@ -463,7 +467,7 @@ class QuietLog {
   spdlog::level::level_enum level_;
 };
 
-void run_ps_bench(const PsBenchOptions& o, bool sizes_given, bool shards_given) {
+void run_ps_bench(PsBenchOptions o, bool sizes_given, bool shards_given) {
   if (!o.servers.empty() && sizes_given) {
     fail_input("--sizes and --servers exclude each other: the servers' model is the payload");
   }
@@ -471,6 +475,7 @@ void run_ps_bench(const PsBenchOptions& o, bool sizes_given, bool shards_given) 
     fail_input("--shards {} but --servers lists {} servers", o.shards, o.servers.size());
   }
   const std::vector<int64_t> sizes = o.servers.empty() ? parse_size_range(o.sizes) : std::vector<int64_t>{0};
+  o.auth_token = !o.auth_token_file.empty() ? read_token_file(o.auth_token_file) : generate_token();
   QuietLog quiet;
   print_header(o);
   nlohmann::json rows = nlohmann::json::array();
@@ -517,6 +522,7 @@ void add_ps_bench(CLI::App& bench) {
   command->add_option("--timeout-s", o->timeout_s, "Sync step timeout (servers) and call deadline (workers)")
       ->check(CLI::PositiveNumber);
   command->add_option("--json", o->json, "Also write every number to this JSON file");
+  command->add_option("--auth-token-file", o->auth_token_file, "The --servers' auth token (their ps.token)");
   command->callback([o, sizes, shards] { run_ps_bench(*o, sizes->count() > 0, shards->count() > 0); });
 }
 
