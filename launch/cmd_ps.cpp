@@ -2,7 +2,9 @@
 // (same data set shape, seed and initialisation), keeps the keys its shard owns, and serves them
 // until every worker has said goodbye, a Shutdown call, or SIGINT / SIGTERM; then it writes
 // server-<shard>.json and a checkpoint into --output (and, as it goes, trace-server-<shard>.json
-// with its first --trace-updates updates, which `dtbench report --traces DIR` merges).
+// with its first --trace-updates updates, which `dtbench report --traces DIR` merges). A run that
+// cannot go on (a sync worker missing past the timeout, no worker heard from for --idle-timeout-s)
+// ends it with an error and a non-zero exit. Without a token it makes one: <output>/ps.token.
 //
 //   dtbench ps --listen 127.0.0.1:50051 --shard 0 --shards 2 --workers 4 --mode sync --config X
 #include <csignal>
@@ -38,6 +40,8 @@ struct PsCommandOptions {
   std::string mode;  // "": from the blueprint's transport
   std::string run_id;
   double timeout_s = 0;  // 0: ps.timeout_s
+  double idle_timeout_s = 300;
+  bool insecure = false;
   int64_t checkpoint_every = -1;  // -1: ps.checkpoint_every
   int64_t max_staleness = -1;     // -1: ps.max_staleness
   bool drop_missing_workers = false;
@@ -79,6 +83,7 @@ ParameterServerOptions server_options(const PsCommandOptions& options, const Blu
   server.mode = parse_mode(!options.mode.empty() ? options.mode : bp.transport == "ps-async" ? "async" : "sync");
   server.run_id = !options.run_id.empty() ? options.run_id : bp.ps.run_id;
   server.timeout_seconds = options.timeout_s > 0 ? options.timeout_s : bp.ps.timeout_s;
+  server.idle_timeout_seconds = options.idle_timeout_s;
   server.max_staleness = options.max_staleness >= 0 ? options.max_staleness : bp.ps.max_staleness;
   server.drop_missing_workers = options.drop_missing_workers;
   server.checkpoint_every = options.checkpoint_every >= 0 ? options.checkpoint_every : bp.ps.checkpoint_every;
@@ -97,10 +102,15 @@ ParameterServerOptions server_options(const PsCommandOptions& options, const Blu
   if (!options.auth_token.empty() && !options.auth_token_file.empty()) {
     fail_input("give --auth-token or --auth-token-file, not both");
   }
+  if (!options.auth_token.empty()) {
+    spdlog::warn("--auth-token puts the token on the command line, where any local user can read it (ps, "
+                 "/proc/<pid>/cmdline); prefer --auth-token-file FILE (mode 0600)");
+  }
   const std::string token_file = !options.auth_token_file.empty() ? options.auth_token_file : bp.ps.auth_token_file;
   server.security.auth_token = !options.auth_token.empty() ? options.auth_token
                                : token_file.empty()        ? ""
                                                            : read_token_file(token_file);
+  server.security.insecure = options.insecure;
   server.security.tls_cert_file = options.tls_cert;
   server.security.tls_key_file = options.tls_key;
   server.security.tls_client_ca_file = options.tls_client_ca;
@@ -124,6 +134,9 @@ void run_server(const PsCommandOptions& options) {
     }
   }
   server.stop();
+  if (const std::string failure = server.failure(); !failure.empty()) {
+    throw IoError(fmt::format("parameter server {}: {} (at version {})", server.address(), failure, server.version()));
+  }
   spdlog::info("shard {}: stopped at version {}", options.shard, server.version());
 }
 
@@ -172,8 +185,15 @@ void add_ps_command(CLI::App& app) {
                       "Timeline of the first N updates: trace-server-<shard>.json in --output (0: none)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  command->add_option("--auth-token", o->auth_token, "Require this token on every call");
-  command->add_option("--auth-token-file", o->auth_token_file, "Require the token in this file on every call");
+  command->add_option("--idle-timeout-s", o->idle_timeout_s,
+                      "End, failed, when no worker has been heard from for this long (died or never came)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--auth-token", o->auth_token, "Require this token on every call (visible in ps: prefer a file)");
+  command->add_option("--auth-token-file", o->auth_token_file,
+                      "Require the token in this file (mode 0600) on every call (default: ps.auth_token_file, or a "
+                      "fresh token in <output>/ps.token)");
+  command->add_flag("--insecure", o->insecure, "Serve without a token: any process that reaches the port may call");
   command->add_option("--tls-cert", o->tls_cert, "Serve TLS with this PEM certificate");
   command->add_option("--tls-key", o->tls_key, "... and this PEM private key");
   command->add_option("--tls-client-ca", o->tls_client_ca, "Require client certificates signed by this PEM CA");

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <grpc/grpc.h>
 #include <grpcpp/server_builder.h>
 #include <spdlog/spdlog.h>
 
@@ -53,6 +54,10 @@ ParameterServer::ParameterServer(const ParamArena& arena, const OptimizerConfig&
     fail_input("--shard {} is out of range for {} shard(s) (0..{})", options_.shard, shards, shards - 1);
   }
   if (options_.worker_count < 1) fail_input("--workers must be at least 1, got {}", options_.worker_count);
+  if (!(options_.idle_timeout_seconds > 0)) {
+    fail_input("--idle-timeout-s must be > 0 s, got {}", options_.idle_timeout_seconds);
+  }
+  resolve_token();
   checkpoint_path_ = options_.checkpoints ? options_.checkpoint_path : "";
   if (options_.checkpoints && checkpoint_path_.empty() && !options_.output_dir.empty()) {
     checkpoint_path_ = (std::filesystem::path(options_.output_dir) / fmt::format("server-{}.ckpt", options_.shard)).string();
@@ -72,7 +77,8 @@ ParameterServer::ParameterServer(const ParamArena& arena, const OptimizerConfig&
                                       .write_checkpoint = [this](const ShardState& state) {
                                         save_checkpoint(state);
                                       },
-                                      .on_update = nullptr};
+                                      .on_update = nullptr,
+                                      .on_run_failed = [this](const std::string& reason) { fail(reason); }};
   if (trace_) updater_options.on_update = [trace = trace_.get()](const UpdateTiming& update) { trace->record(update); };
   updater_ = std::make_unique<ShardUpdater>(initial_state(arena), optimizer, std::move(updater_options));
 
@@ -90,21 +96,64 @@ ParameterServer::ParameterServer(const ParamArena& arena, const OptimizerConfig&
                      .checkpoint = [this] { return checkpoint_now(); },
                      .shutdown = [this](int worker) { return on_shutdown(worker); }};
   service_ = std::make_unique<PsService>(std::move(parts));
+  start_serving();
+  spdlog::info("parameter server shard {}/{} ({} mode, {} workers) on {}: {} keys, {} floats, version {}",
+               options_.shard, shards, mode_name(options_.mode), options_.worker_count, address_,
+               index_.keys.size(), index_.float_count, updater_->version());
+  idle_watch_ = std::thread([this] { watch_idle(); });
+}
 
+void ParameterServer::resolve_token() {
+  ServerSecurity& security = options_.security;
+  if (security.insecure) {
+    if (!security.auth_token.empty()) fail_input("--insecure contradicts an auth token: give one or the other");
+    spdlog::warn("parameter server shard {}: --insecure: serving without an auth token, so any process that can "
+                 "reach it can push, overwrite values, checkpoint or shut it down",
+                 options_.shard);
+    return;
+  }
+  if (!security.auth_token.empty()) return;
+  if (options_.output_dir.empty()) {
+    security.auth_token = generate_token();  // in-process: its workers take auth_token()
+    return;
+  }
+  token_file_ = (std::filesystem::path(options_.output_dir) / "ps.token").string();
+  security.auth_token = create_token_file(token_file_);
+  spdlog::info("parameter server shard {}: workers need the token in {} (ps.auth_token_file)", options_.shard,
+               token_file_);
+}
+
+void ParameterServer::start_serving() {
   grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second server on a port in use would then start and take
+  // part of the run's connections instead of failing.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(options_.listen, make_server_credentials(options_.security), &port_);
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {
     updater_->stop("the server could not start");
-    throw IoError(fmt::format("parameter server shard {}: cannot listen on {} (address in use, or not an address of "
-                              "this host?)",
+    throw IoError(fmt::format("parameter server shard {}: cannot listen on {}: the address is in use (another "
+                              "server?) or not an address of this host",
                               options_.shard, options_.listen));
   }
   address_ = fmt::format("{}:{}", host_of(options_.listen), port_);
-  spdlog::info("parameter server shard {}/{} ({} mode, {} workers) on {}: {} keys, {} floats, version {}",
-               options_.shard, shards, mode_name(options_.mode), options_.worker_count, address_,
-               index_.keys.size(), index_.float_count, updater_->version());
+}
+
+// Ends the run when no worker has been heard from for idle_timeout_seconds: its workers died or
+// never came, and nothing else would stop the server.
+void ParameterServer::watch_idle() {
+  const auto idle = to_duration(options_.idle_timeout_seconds);
+  const auto poll = std::min<SteadyClock::duration>(idle / 4, std::chrono::seconds(1));
+  std::unique_lock lock(stop_mutex_);
+  while (!stop_requested_) {
+    if (stop_requested_cv_.wait_for(lock, poll, [&] { return stop_requested_; })) return;
+    if (SteadyClock::now() - roster_.last_heard() < idle) continue;
+    lock.unlock();
+    fail(fmt::format("shard {}: no worker has been heard from for {} s ({}): ending the run", options_.shard,
+                     options_.idle_timeout_seconds, roster_.describe()));
+    return;
+  }
 }
 
 ParameterServer::~ParameterServer() {
@@ -163,6 +212,21 @@ bool ParameterServer::wait_for(double seconds) {
   return stop_requested_cv_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return stop_requested_; });
 }
 
+void ParameterServer::fail(const std::string& reason) {
+  {
+    std::lock_guard lock(stop_mutex_);
+    if (!failure_.empty() || stopped_) return;
+    failure_ = reason;
+  }
+  spdlog::error("parameter server shard {}: {}", options_.shard, reason);
+  request_stop();
+}
+
+std::string ParameterServer::failure() const {
+  std::lock_guard lock(stop_mutex_);
+  return failure_;
+}
+
 void ParameterServer::request_stop() {
   {
     std::lock_guard lock(stop_mutex_);
@@ -179,12 +243,13 @@ void ParameterServer::stop() {
     stop_requested_ = true;
   }
   stop_requested_cv_.notify_all();
+  if (idle_watch_.joinable()) idle_watch_.join();
   // Pending pushes first (their calls then finish), then the server, which waits for its calls.
   updater_->stop("the server is shutting down");
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server_->Wait();
   if (trace_) trace_->finish();  // the update thread, its only writer, has stopped
-  write_stats("stopped");
+  write_stats(failure());
   if (!checkpoint_path_.empty()) {
     save_checkpoint(updater_->state());
     spdlog::info("shard {}: checkpoint at version {} -> {}", options_.shard, updater_->version(), checkpoint_path_);
@@ -201,6 +266,7 @@ nlohmann::json ParameterServer::stats_json() const {
           {"workers", options_.worker_count},
           {"run_id", roster_.run_id()},
           {"timeout_seconds", options_.timeout_seconds},
+          {"idle_timeout_seconds", options_.idle_timeout_seconds},
           {"max_staleness", options_.max_staleness},
           {"drop_missing_workers", options_.drop_missing_workers},
           {"placement", placement_name(options_.placement.policy)},
@@ -226,10 +292,11 @@ void ParameterServer::save_checkpoint(const ShardState& state) {
   write_checkpoint(checkpoint_path_, checkpoint_header(), state);
 }
 
-void ParameterServer::write_stats(const std::string& status) {
+void ParameterServer::write_stats(const std::string& failure) {
   if (options_.output_dir.empty()) return;
   nlohmann::json stats = stats_json();
-  stats["status"] = status;
+  stats["status"] = failure.empty() ? "stopped" : "failed";
+  if (!failure.empty()) stats["error"] = failure;
   const std::filesystem::path dir(options_.output_dir);
   std::filesystem::create_directories(dir);
   const auto target = dir / fmt::format("server-{}.json", options_.shard);

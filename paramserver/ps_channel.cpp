@@ -42,13 +42,18 @@ std::vector<std::string> PsControlChannel::gather(const std::string& text) {
   const int64_t sequence = sequence_++;
   if (rank_ != 0) {
     connection_.publish(run_id_, fmt::format("gather/{}/{}", sequence, rank_), text);
+    const std::string ack = fmt::format("gather/{}/ack/{}", sequence, rank_);
+    await(ack, true, fmt::format("worker 0 to collect gather/{} (worker 0, or a worker whose report it waits for, is "
+                                 "missing from the run)",
+                                 sequence));
     return {};
   }
   std::vector<std::string> all{text};
   for (int r = 1; r < world_; ++r) {
     const std::string name = fmt::format("gather/{}/{}", sequence, r);
-    all.push_back(await(name, true, fmt::format("worker {}'s {}", r, name)));
+    all.push_back(await(name, true, fmt::format("worker {}'s {} (is worker {} still running?)", r, name, r)));
   }
+  for (int r = 1; r < world_; ++r) connection_.publish(run_id_, fmt::format("gather/{}/ack/{}", sequence, r), "");
   return all;
 }
 

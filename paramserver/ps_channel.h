@@ -3,6 +3,11 @@
 // shard 0's Publish / Fetch. Each collective call gets the next sequence number (every worker makes
 // the same calls in the same order, as with MPI), publishes under a name derived from it, and
 // polls (1 ms, doubling to 50 ms) for the values it needs, up to timeout_seconds.
+//
+// A gather ends on every worker only once worker 0 has every report: worker 0 acknowledges each
+// worker's (a value only that worker fetches and erases), so a worker whose peer is missing — worker
+// 0 gone, or another worker whose report never came — fails within the timeout, naming it, instead
+// of finishing as if the run had gone well.
 #include <memory>
 #include <string>
 

@@ -260,8 +260,12 @@ grpc::ServerUnaryReactor* PsService::Publish(grpc::CallbackServerContext* contex
   grpc::Status status = admit(*context);
   if (status.ok()) status = parts_.roster->check_run(request->run_id());
   if (!status.ok()) return finish(context, status);
-  parts_.control->publish(request->name(), request->value());
-  return finish(context, grpc::Status::OK);
+  status = parts_.control->publish(request->name(), request->value());
+  if (!status.ok()) {
+    ++parts_.traffic->rejected_calls;
+    status = {status.error_code(), fmt::format("shard {}: {}", parts_.shard, status.error_message())};
+  }
+  return finish(context, status);
 }
 
 grpc::ServerUnaryReactor* PsService::Fetch(grpc::CallbackServerContext* context, const ps::FetchRequest* request,

@@ -1,5 +1,13 @@
 #include "paramserver/security.h"
 
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 
 #include <grpcpp/client_context.h>
 
@@ -22,11 +30,52 @@ std::string read_text_file(const std::string& path, const std::string& what) {
 }
 
 std::string read_token_file(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && (info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    fail_input("auth token file {} is readable by group or others (mode {:04o}); a token others can read guards "
+               "nothing: chmod 600 {}",
+               path, info.st_mode & 07777, path);
+  }
   std::string token = read_text_file(path, "auth token file");
   const auto first = token.find_first_not_of(" \t\r\n");
   const auto last = token.find_last_not_of(" \t\r\n");
   if (first == std::string::npos) fail_input("auth token file {} is empty", path);
   return token.substr(first, last - first + 1);
+}
+
+std::string generate_token() {
+  unsigned char bytes[32];
+  size_t filled = 0;
+  while (filled < sizeof(bytes)) {
+    const ssize_t got = getrandom(bytes + filled, sizeof(bytes) - filled, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw IoError(fmt::format("cannot make an auth token: getrandom: {}", std::strerror(errno)));
+    filled += static_cast<size_t>(got);
+  }
+  std::string hex;
+  for (unsigned char byte : bytes) hex += fmt::format("{:02x}", byte);
+  return hex;
+}
+
+std::string create_token_file(const std::string& path) {
+  const std::filesystem::path target(path);
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+  const std::string aside = fmt::format("{}.{}-{}", path, getpid(), generate_token().substr(0, 8));
+  const int fd = ::open(aside.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw IoError(fmt::format("auth token file {}: cannot create it: {}", aside, std::strerror(errno)));
+  const std::string token = generate_token();
+  const std::string line = token + "\n";
+  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  const int linked = written ? ::link(aside.c_str(), path.c_str()) : -1;
+  const int link_error = errno;
+  ::unlink(aside.c_str());
+  if (!written) throw IoError(fmt::format("auth token file {}: cannot write it", aside));
+  if (linked == 0) return token;
+  if (link_error != EEXIST) {
+    throw IoError(fmt::format("auth token file {}: cannot create it: {}", path, std::strerror(link_error)));
+  }
+  return read_token_file(path);  // another server of the run made it first
 }
 
 bool constant_time_equal(std::string_view a, std::string_view b) {

@@ -14,7 +14,8 @@
 namespace dtbench {
 
 struct ServerSecurity {
-  std::string auth_token;      // empty: no token needed
+  std::string auth_token;      // empty: a server makes one, unless insecure
+  bool insecure = false;       // serve without a token
   std::string tls_cert_file;   // PEM; with tls_key_file: serve TLS
   std::string tls_key_file;
   std::string tls_client_ca_file;  // PEM; when set, clients must present a certificate it signed
@@ -31,8 +32,15 @@ struct ClientSecurity {
 std::shared_ptr<grpc::ServerCredentials> make_server_credentials(const ServerSecurity& security);
 std::shared_ptr<grpc::ChannelCredentials> make_channel_credentials(const ClientSecurity& security);
 
-// The token in a file, surrounding white space removed; InputError when unreadable or empty.
+// 32 random bytes (getrandom), in hex.
+std::string generate_token();
+// The token in a file, surrounding white space removed; InputError when unreadable, empty, or
+// readable by group or others (a token anyone can read guards nothing).
 std::string read_token_file(const std::string& path);
+// The token in `path`; when there is no such file, a fresh token written there first, mode 0600.
+// Creating is atomic (written aside, then linked into place), so servers starting together on one
+// output directory all end up with the token of whichever linked first.
+std::string create_token_file(const std::string& path);
 // The whole file; InputError naming `what` when unreadable.
 std::string read_text_file(const std::string& path, const std::string& what);
 

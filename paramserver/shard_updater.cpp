@@ -7,6 +7,7 @@
 
 #include "core/util/clock.h"
 #include "paramserver/checkpoint.h"
+#include "paramserver/finite_check.h"
 
 namespace dtbench {
 
@@ -188,6 +189,7 @@ void ShardUpdater::expire(SteadyClock::time_point now, Completions& completions)
           "shard {}: the step at version {} was aborted: worker(s) {} did not push within {} s (worker(s) {} did)",
           options_.shard, version_, fmt::join(missing, ", "), options_.timeout_seconds, fmt::join(present, ", "));
       spdlog::error("{}", message);
+      if (options_.on_run_failed) options_.on_run_failed(message);
       for (int w : present) {
         completions.emplace_back(std::exchange(waiting_[static_cast<size_t>(w)], nullptr),
                                  refused(grpc::StatusCode::ABORTED, message));
@@ -280,7 +282,7 @@ void ShardUpdater::apply_sync_step(Completions& completions) {
   }
   timing.aggregate_end = SteadyClock::now();
   timing.gradients = contributors;
-  apply(sum_, timing);
+  if (std::string problem = apply(sum_, timing); !problem.empty()) return refuse_sync_step(problem, completions);
   {
     std::lock_guard lock(state_mutex_);
     stats_.aggregation.add(seconds_between(timing.aggregate_start, timing.aggregate_end));
@@ -296,21 +298,36 @@ void ShardUpdater::apply_sync_step(Completions& completions) {
   maybe_checkpoint();
 }
 
+void ShardUpdater::refuse_sync_step(const std::string& problem, Completions& completions) {
+  std::vector<int> workers;
+  for (size_t w = 0; w < arrived_.size(); ++w) {
+    if (arrived_[w]) workers.push_back(static_cast<int>(w));
+  }
+  const std::string message =
+      fmt::format("shard {}: the step at version {} was refused: the average of the gradients of worker(s) {} {}; "
+                  "the values stay at version {}",
+                  options_.shard, version_, fmt::join(workers, ", "), problem, version_);
+  spdlog::error("{}", message);
+  for (int w : workers) {
+    return_gradient_buffer(std::move(arrived_[static_cast<size_t>(w)]));
+    completions.emplace_back(std::exchange(waiting_[static_cast<size_t>(w)], nullptr),
+                             refused(grpc::StatusCode::INVALID_ARGUMENT, message));
+  }
+  arrived_count_ = 0;
+  std::lock_guard lock(state_mutex_);
+  ++stats_.steps_failed;
+  stats_.gradients_rejected += static_cast<int64_t>(workers.size());
+}
+
 void ShardUpdater::handle_async(Gradient& gradient, PushDone done, Completions& completions) {
   const auto w = static_cast<size_t>(gradient.worker);
-  if (gradient.version > version_) {
-    {
-      std::lock_guard lock(state_mutex_);
-      ++stats_.gradients_rejected;
-    }
-    completions.emplace_back(std::move(done), refused(grpc::StatusCode::INVALID_ARGUMENT,
-                                                      fmt::format("worker {} pushed a gradient for version {} but "
-                                                                  "shard {} is only at version {}",
-                                                                  gradient.worker, gradient.version, options_.shard,
-                                                                  version_)));
-    return;
+  std::string problem;
+  if (gradient.version < 0 || gradient.version > version_) {
+    problem = fmt::format("worker {} pushed a gradient for version {} but shard {} is at version {} (async mode "
+                          "takes versions 0 .. {})",
+                          gradient.worker, gradient.version, options_.shard, version_, version_);
   }
-  const int64_t staleness = version_ - gradient.version;
+  const int64_t staleness = problem.empty() ? version_ - gradient.version : 0;
   const auto start = SteadyClock::now();
   UpdateTiming timing{.gradients = 1, .gather_start = start, .aggregate_start = start};
   std::span<float> values(gradient.values.get(), static_cast<size_t>(float_count_));
@@ -319,8 +336,20 @@ void ShardUpdater::handle_async(Gradient& gradient, PushDone done, Completions& 
     for (float& value : values) value *= scale;
   }
   timing.aggregate_end = SteadyClock::now();
-  apply(values, timing);
+  if (problem.empty()) {
+    if (std::string unfit = apply(values, timing); !unfit.empty()) {
+      problem = fmt::format("shard {}: the gradient of worker {} for version {} was refused: it {}; the values stay "
+                            "at version {}",
+                            options_.shard, gradient.worker, gradient.version, unfit, version_);
+    }
+  }
   return_gradient_buffer(std::move(gradient.values));
+  if (!problem.empty()) {
+    std::lock_guard lock(state_mutex_);
+    ++stats_.gradients_rejected;
+    completions.emplace_back(std::move(done), refused(grpc::StatusCode::INVALID_ARGUMENT, problem));
+    return;
+  }
   {
     std::lock_guard lock(state_mutex_);
     stats_.aggregation.add(seconds_between(timing.aggregate_start, timing.aggregate_end));
@@ -338,11 +367,28 @@ void ShardUpdater::handle_async(Gradient& gradient, PushDone done, Completions& 
   maybe_checkpoint();
 }
 
-void ShardUpdater::apply(std::span<const float> gradient, UpdateTiming& timing) {
+std::string ShardUpdater::apply(std::span<const float> gradient, UpdateTiming& timing) {
+  if (const int64_t at = first_non_finite(gradient); at >= 0) {
+    return fmt::format("is not finite (float {} of the shard: {})", at, gradient[static_cast<size_t>(at)]);
+  }
   timing.apply_start = SteadyClock::now();
+  // The update can still overflow (a finite gradient times the learning rate, momentum): the
+  // state before it is kept to put back. Copied outside the lock: only this thread writes it.
+  backup_values_.assign(values_.begin(), values_.end());
+  const std::span<const float> state = optimizer_->state();
+  backup_state_.assign(state.begin(), state.end());
+  const int64_t steps = optimizer_->steps_taken();
   {
     std::lock_guard lock(state_mutex_);
     optimizer_->step(values_, gradient);
+    const int64_t bad_value = first_non_finite(values_), bad_state = first_non_finite(optimizer_->state());
+    if (bad_value >= 0 || bad_state >= 0) {
+      const std::string where = bad_value >= 0 ? fmt::format("value {} of the shard", bad_value)
+                                               : fmt::format("optimizer state {} of the shard", bad_state);
+      values_.swap(backup_values_);
+      optimizer_->restore(backup_state_, steps);
+      return fmt::format("would make {} not finite", where);
+    }
     ++version_;
     ++stats_.updates_applied;
     timing.apply_end = SteadyClock::now();
@@ -350,6 +396,7 @@ void ShardUpdater::apply(std::span<const float> gradient, UpdateTiming& timing) 
   }
   timing.version = version_;  // only this thread writes it
   if (options_.on_update) updates_done_.push_back(timing);
+  return "";
 }
 
 // How many more pushes `worker` has made than the slowest worker still training.

@@ -15,8 +15,11 @@
 //          t+1. A push is answered only then, so a worker's push call includes its wait for the
 //          others. If some worker has not pushed `timeout_seconds` after the first did, the step
 //          fails: every waiting push gets ABORTED naming the missing workers; the values stay.
+//          A step whose average or update is not finite is refused (INVALID_ARGUMENT to every
+//          worker in it); the values stay.
 //   async: each gradient is scaled by 1/worker_count and applied at once; staleness = version now
-//          minus the version it was computed on. With max_staleness > 0, a worker more than that
+//          minus the version it was computed on, which must be 0 .. version now. A gradient whose
+//          update is not finite is refused; the values stay. With max_staleness > 0, a worker more than that
 //          many pushes ahead of the slowest active worker has its answer held until the others
 //          catch up (or DEADLINE_EXCEEDED after timeout_seconds).
 #include <chrono>
@@ -92,6 +95,9 @@ struct ShardUpdaterOptions {
   std::function<void(const ShardState&)> write_checkpoint;  // called on the update thread
   // Called on the update thread after each update, once the pushes it answers are answered.
   std::function<void(const UpdateTiming&)> on_update;
+  // Called on the update thread when the run cannot go on (sync: a step aborted because a worker
+  // did not push), with the reason.
+  std::function<void(const std::string&)> on_run_failed;
 };
 
 class ShardUpdater {
@@ -137,8 +143,12 @@ class ShardUpdater {
   void handle_sync(Gradient& gradient, PushDone done, Completions& completions);
   void handle_async(Gradient& gradient, PushDone done, Completions& completions);
   void apply_sync_step(Completions& completions);
-  // Optimizer step + version, under state_mutex_; notes the times in `timing` and queues it for on_update.
-  void apply(std::span<const float> gradient, UpdateTiming& timing);
+  // Optimizer step + version, under state_mutex_; notes the times in `timing` and queues it for
+  // on_update. Unless the gradient, or the values or optimizer state the step makes, are not
+  // finite: then values, optimizer and version stay bit for bit as they were, and the text returned
+  // says what was not finite ("" when applied).
+  std::string apply(std::span<const float> gradient, UpdateTiming& timing);
+  void refuse_sync_step(const std::string& problem, Completions& completions);
   int64_t pushes_ahead(int worker) const;
   void release_held(Completions& completions);
   void maybe_checkpoint();
@@ -172,6 +182,7 @@ class ShardUpdater {
   int participants_ = 0;            // sync: workers a step waits for
   SteadyClock::time_point step_started_;
   std::vector<float> sum_;
+  std::vector<float> backup_values_, backup_state_;  // apply: what a refused update puts back
   std::vector<int64_t> pushes_of_;  // async: per worker
   std::vector<bool> active_;        // async: not yet done
   std::vector<std::optional<Held>> held_;  // async: per worker

@@ -1,7 +1,10 @@
 #pragma once
 // Which run a server belongs to and which of its workers have registered and finished. A server
 // started without a run id adopts the first one a worker brings; after that, a worker of another
-// run is refused with FAILED_PRECONDITION.
+// run is refused with FAILED_PRECONDITION. Every call that passes its checks (a worker's) counts
+// as hearing from the workers, for the server's idle timeout.
+#include <atomic>
+#include <chrono>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -22,15 +25,21 @@ class WorkerRoster {
   bool mark_done(int worker);
   std::string run_id() const;
   int worker_count() const { return worker_count_; }
+  // When a worker's call last passed its checks (the roster's creation before any did).
+  std::chrono::steady_clock::time_point last_heard() const;
+  // Who registered and who is done, for messages: "worker(s) 0, 1 registered, worker(s) 1 done, of 3".
+  std::string describe() const;
 
  private:
   grpc::Status check_run_locked(const std::string& run_id);
+  void heard() const;
 
   mutable std::mutex mutex_;
   std::string run_id_;
   const int worker_count_;
   std::vector<bool> registered_;
   std::vector<bool> done_;
+  mutable std::atomic<std::chrono::steady_clock::rep> last_heard_;
 };
 
 }  // namespace dtbench

@@ -15,7 +15,7 @@ declare -A allowed=(
   [launch/monitor]="core"
   [launch/blueprint]="core"
   [launch/report]="launch/monitor core"
-  [launch/sweep]="launch/blueprint launch/report launch/monitor core"
+  [launch/sweep]="launch/blueprint launch/report launch/monitor paramserver core"
   [launch/bench]="launch/blueprint launch/report launch/monitor allreduce paramserver comm core"
   [launch]="launch/blueprint launch/report launch/sweep launch/bench launch/monitor allreduce paramserver comm core"
 )

@@ -12,7 +12,8 @@ servers=node1:50051,node2:50051
 token_file=runs/ps-token   # shared secret: servers refuse calls without it
 
 mkdir -p runs
-[ -f "$token_file" ] || head -c 32 /dev/urandom | base64 > "$token_file"
+# Mode 0600: servers and workers refuse a token file that group or others can read.
+[ -f "$token_file" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$token_file")
 
 # One shard per host. Each builds the model from the same blueprint and seed as the workers.
 for shard in 0 1; do

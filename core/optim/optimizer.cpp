@@ -1,5 +1,6 @@
 #include "core/optim/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -77,6 +78,18 @@ class Adam : public Optimizer {
 };
 
 }  // namespace
+
+void Optimizer::restore(std::span<const float> state, int64_t steps) {
+  const std::span<const float> own = this->state();
+  if (state.size() != own.size()) {
+    fail_input("optimizer {}: cannot restore {} floats of state into {}", name(), state.size(), own.size());
+  }
+  if (steps < 0) fail_input("optimizer {}: cannot restore a step count of {}", name(), steps);
+  // state() views storage each optimizer owns and sizes at construction; writing through it is
+  // writing that state, with no setter per optimizer.
+  std::copy(state.begin(), state.end(), const_cast<float*>(own.data()));
+  steps_ = steps;
+}
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, int64_t count) {
   if (!(config.learning_rate > 0.0f)) fail_input("optimizer.lr must be > 0, got {}", config.learning_rate);

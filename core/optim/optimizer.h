@@ -28,6 +28,9 @@ class Optimizer {
   // The per-element state (for checkpoints and tests), concatenated.
   virtual std::span<const float> state() const = 0;
   int64_t steps_taken() const { return steps_; }
+  // Puts back what state() and steps_taken() said earlier: a checkpoint's, or the state before an
+  // update a parameter server refused after the fact. InputError when the sizes differ.
+  void restore(std::span<const float> state, int64_t steps);
 
  protected:
   int64_t steps_ = 0;

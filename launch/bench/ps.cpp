@@ -215,7 +215,7 @@ class QuietLog {
   spdlog::level::level_enum level_;
 };
 
-void run_ps_bench(const PsBenchOptions& o, bool sizes_given, bool shards_given) {
+void run_ps_bench(PsBenchOptions o, bool sizes_given, bool shards_given) {
   if (!o.servers.empty() && sizes_given) {
     fail_input("--sizes and --servers exclude each other: the servers' model is the payload");
   }
@@ -223,6 +223,7 @@ void run_ps_bench(const PsBenchOptions& o, bool sizes_given, bool shards_given) 
     fail_input("--shards {} but --servers lists {} servers", o.shards, o.servers.size());
   }
   const std::vector<int64_t> sizes = o.servers.empty() ? parse_size_range(o.sizes) : std::vector<int64_t>{0};
+  o.auth_token = !o.auth_token_file.empty() ? read_token_file(o.auth_token_file) : generate_token();
   QuietLog quiet;
   print_header(o);
   nlohmann::json rows = nlohmann::json::array();
@@ -269,6 +270,7 @@ void add_ps_bench(CLI::App& bench) {
   command->add_option("--timeout-s", o->timeout_s, "Sync step timeout (servers) and call deadline (workers)")
       ->check(CLI::PositiveNumber);
   command->add_option("--json", o->json, "Also write every number to this JSON file");
+  command->add_option("--auth-token-file", o->auth_token_file, "The --servers' auth token (their ps.token)");
   command->callback([o, sizes, shards] { run_ps_bench(*o, sizes->count() > 0, shards->count() > 0); });
 }
 

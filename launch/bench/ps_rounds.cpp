@@ -116,6 +116,7 @@ LocalServers::LocalServers(int64_t float_count, const PsBenchOptions& options) {
     server.mode = PsMode::Sync;
     server.run_id = options.run_id;
     server.timeout_seconds = options.timeout_s;
+    server.security.auth_token = options.auth_token;
     server.placement = {options.shards, std::min(kKeyFloatCount, share), PlacementPolicy::Balanced};
     shards_.push_back(std::make_unique<ParameterServer>(
         arena, OptimizerConfig{.name = "sgd", .learning_rate = 1.0f}, std::move(server)));
@@ -141,6 +142,7 @@ BenchWorker::BenchWorker(int worker, const PsBenchOptions& options, const std::v
   client.worker = worker;
   client.world = options.workers;
   client.timeout_seconds = options.timeout_s;
+  client.security.auth_token = options.auth_token;
   client.retries = 2;
   client.backoff_seconds = 0.05;
   for (int shard = 0; shard < static_cast<int>(servers.size()); ++shard) {

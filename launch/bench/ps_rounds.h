@@ -25,6 +25,8 @@ struct PsBenchOptions {
   std::string run_id = "bench-ps";
   double timeout_s = 60;
   std::string json;
+  std::string auth_token_file;  // --servers' token; in-process servers get a fresh one (auth_token)
+  std::string auth_token;
 };
 
 constexpr int64_t kKeyFloatCount = 64 * 1024;  // ps.key_kb's default: keys of at most 256 KiB

@@ -15,7 +15,7 @@
 #include "core/util/error.h"
 #include "core/util/files.h"
 #include "launch/sweep/child_process.h"
-#include "core/util/files.h"
+#include "paramserver/security.h"
 
 namespace dtbench {
 
@@ -59,6 +59,9 @@ std::vector<std::string> blueprint_arguments(const SweepConfiguration& c) {
   return args;
 }
 
+// The run's parameter-server token, made by the runner so that its servers and workers share it.
+fs::path token_file(const fs::path& dir) { return dir / "ps.token"; }
+
 std::vector<std::string> worker_command(const SweepBlueprint& sweep, const SweepConfiguration& c,
                                         const fs::path& dir, const std::string& servers) {
   std::vector<std::string> argv;
@@ -80,7 +83,9 @@ std::vector<std::string> worker_command(const SweepBlueprint& sweep, const Sweep
   argv.insert(argv.end(), {dtbench_executable().string(), "train"});
   const auto blueprint = blueprint_arguments(c);
   argv.insert(argv.end(), blueprint.begin(), blueprint.end());
-  if (!servers.empty()) argv.insert(argv.end(), {"--set", "ps.servers=" + servers});
+  if (!servers.empty()) {
+    argv.insert(argv.end(), {"--set", "ps.servers=" + servers, "--set", "ps.auth_token_file=" + token_file(dir).string()});
+  }
   if (c.needs_servers() && !c.needs_mpirun()) argv.insert(argv.end(), {"--rank", "0", "--world", "1"});
   argv.insert(argv.end(), {"--run-dir", dir.string()});
   return argv;
@@ -96,7 +101,8 @@ std::vector<std::string> server_command(const SweepBlueprint& sweep, const Sweep
   argv.insert(argv.end(), {"--set", "transport=none", "--mode", c.transport == "ps-async" ? "async" : "sync",
                            "--listen", sweep.launch.ps_host + ":0", "--shard", std::to_string(shard), "--shards",
                            std::to_string(c.servers), "--workers", std::to_string(c.workers), "--output",
-                           (dir / "servers").string(), "--no-checkpoint"});
+                           (dir / "servers").string(), "--no-checkpoint", "--auth-token-file",
+                           token_file(dir).string()});
   return argv;
 }
 
@@ -189,6 +195,7 @@ SweepRun run_repetition(const SweepBlueprint& sweep, const SweepConfiguration& c
   std::vector<std::string> addresses;
   try {
     if (c.needs_servers()) {
+      create_token_file(token_file(dir).string());
       for (int64_t shard = 0; shard < c.servers; ++shard) {
         const auto argv = server_command(sweep, c, dir, shard);
         run.commands.push_back(command_line(argv));

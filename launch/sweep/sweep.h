@@ -2,7 +2,8 @@
 // launch/sweep — `dtbench sweep`: the sweep plan (a sweep blueprint expanded into configurations),
 // the runner that launches each repetition as a user would (parameter servers, then mpirun, each a
 // child process with its log and deadline), resuming, and the results with their statistics.
-// May include: core, launch/blueprint, launch/report (run records, tables, statistics, csv).
+// May include: core, paramserver (the token the servers it starts require), launch/blueprint,
+// launch/report (run records, tables, statistics, csv).
 // Never the commands or bench.
 #include <cstdint>
 #include <optional>

@@ -44,7 +44,9 @@ TEST_F(ParameterServerCli, TwoShardsAndTwoWorkersMatchTheRing) {
     addresses.push_back(servers.back()->wait_for(listening));
     ASSERT_FALSE(addresses.back().empty()) << servers.back()->output();
   }
+  // The servers share the token the first made in their output directory.
   const std::string ps = " --set transport=ps-sync --set ps.servers=" + addresses[0] + "," + addresses[1] +
+                         " --set ps.auth_token_file=" + (root_ / "servers" / "ps.token").string() +
                          " --set output=" + (root_ / "ps").string();
   std::vector<std::unique_ptr<Background>> workers;
   for (int rank = 0; rank < 2; ++rank) {

@@ -79,10 +79,12 @@ struct ServerSet {
   ParameterServer& operator[](size_t shard) { return *servers.at(shard); }
 };
 
-// `shards` servers of the small model, each built from the same seed as the workers.
+// `shards` servers of the small model, each built from the same seed as the workers, sharing one
+// fresh auth token (an `adjust` may make them insecure instead).
 inline ServerSet start_servers(int shards, int workers, PsMode mode, OptimizerConfig optimizer,
                                const std::function<void(ParameterServerOptions&)>& adjust = {}) {
   ServerSet set;
+  const std::string token = generate_token();
   for (int shard = 0; shard < shards; ++shard) {
     auto model = small_model();
     ParameterServerOptions options;
@@ -92,6 +94,7 @@ inline ServerSet start_servers(int shards, int workers, PsMode mode, OptimizerCo
     options.run_id = "test-run";
     options.timeout_seconds = 10.0 * kTimeScale;
     options.placement = {shards, kKeyFloats, PlacementPolicy::Balanced};
+    options.security.auth_token = token;
     if (adjust) adjust(options);
     set.servers.push_back(std::make_unique<ParameterServer>(model->arena(), optimizer, options));
   }
@@ -109,6 +112,7 @@ inline PsTransportOptions transport_options(const ServerSet& set, PsMode mode, i
   options.timeout_seconds = 10.0 * kTimeScale;
   options.retries = 2;
   options.backoff_seconds = 0.05;
+  options.security.auth_token = set.servers.at(0)->auth_token();
   return options;
 }
 

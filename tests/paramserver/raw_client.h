@@ -3,8 +3,11 @@
 // token, unknown keys, wrong lengths, NaN.
 #include <grpcpp/create_channel.h>
 
+#include <vector>
+
 #include "paramserver/ps.grpc.pb.h"
 #include "paramserver/security.h"
+#include "paramserver/wire_format.h"
 
 namespace dtbench::pstest {
 
@@ -62,6 +65,12 @@ struct RawClient {
     return stub->Stats(ctx.get(), ps::StatsRequest(), &reply);
   }
 
+  grpc::Status checkpoint(const std::string& token) {
+    ps::CheckpointReply reply;
+    auto ctx = context(token);
+    return stub->Checkpoint(ctx.get(), ps::CheckpointRequest(), &reply);
+  }
+
   grpc::Status shutdown(const std::string& token, int worker) {
     ps::ShutdownRequest request;
     request.set_worker(worker);
@@ -70,17 +79,46 @@ struct RawClient {
     return stub->Shutdown(ctx.get(), request, &reply);
   }
 
-  grpc::Status publish(const std::string& token, const std::string& run_id) {
+  grpc::Status publish(const std::string& token, const std::string& run_id, const std::string& name = "x",
+                       const std::string& value = "y") {
     ps::PublishRequest request;
     request.set_run_id(run_id);
-    request.set_name("x");
-    request.set_value("y");
+    request.set_name(name);
+    request.set_value(value);
     ps::PublishReply reply;
     auto ctx = context(token);
     return stub->Publish(ctx.get(), request, &reply);
   }
 
+  grpc::Status fetch(const std::string& token, const std::string& run_id, const std::string& name, bool erase,
+                     ps::FetchReply* out = nullptr) {
+    ps::FetchRequest request;
+    request.set_run_id(run_id);
+    request.set_name(name);
+    request.set_erase(erase);
+    ps::FetchReply reply;
+    auto ctx = context(token);
+    grpc::Status status = stub->Fetch(ctx.get(), request, &reply);
+    if (out != nullptr) *out = reply;
+    return status;
+  }
+
   std::unique_ptr<ps::ParameterService::Stub> stub;
 };
+
+// A whole push of every key of `index`, every float equal to `value`, in messages of 64 KiB.
+inline std::vector<ps::PushChunk> whole_push(const KeyIndex& index, int worker, int64_t version, float value) {
+  const std::vector<float> storage(static_cast<size_t>(index.float_count), value);
+  SliceWriter writer(index, storage.data(), 64 * 1024);
+  std::vector<ps::PushChunk> chunks;
+  while (!writer.done()) {
+    ps::PushChunk chunk;
+    chunk.set_worker(worker);
+    chunk.set_version(version);
+    writer.fill(chunk.mutable_slices());
+    chunks.push_back(std::move(chunk));
+  }
+  return chunks;
+}
 
 }  // namespace dtbench::pstest

@@ -2,6 +2,8 @@
 // refusal has the right status and a message, and leaves the parameters and version untouched.
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include "paramserver/wire_format.h"
@@ -37,6 +39,7 @@ class Access : public PsTest {
   void start(const std::string& token) {
     servers_ = start_servers(1, 1, PsMode::Sync, sgd_momentum(), [&](ParameterServerOptions& o) {
       o.security.auth_token = token;
+      o.security.insecure = token.empty();  // the malformed-request tests call without a token
     });
     initial_ = servers_[0].state().values;
     index_ = KeyIndex::in_shard(servers_[0].placement(), 0);
@@ -58,6 +61,30 @@ TEST(Security, ConstantTimeEqualCompares) {
   EXPECT_FALSE(constant_time_equal("abc", "abcd"));
   EXPECT_FALSE(constant_time_equal("", "a"));
   EXPECT_TRUE(constant_time_equal("", ""));
+}
+
+TEST(Security, ATokenFileOthersCanReadIsRefused) {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "dtbench-ps-open-token";
+  std::ofstream(file) << "s3cret\n";
+  std::filesystem::permissions(file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                                         std::filesystem::perms::group_read | std::filesystem::perms::others_read);
+  try {
+    read_token_file(file.string());
+    FAIL() << "a token file anyone can read was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("readable by group or others"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find(file.string()), std::string::npos) << error.what();
+  }
+  std::filesystem::permissions(file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_EQ(read_token_file(file.string()), "s3cret");
+  std::filesystem::remove(file);
+}
+
+TEST(Security, GeneratedTokensAre32RandomBytesInHex) {
+  const std::string a = generate_token(), b = generate_token();
+  EXPECT_EQ(a.size(), 64u);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos) << a;
+  EXPECT_NE(a, b);
 }
 
 TEST_F(Access, WithoutTheTokenEveryCallIsUnauthenticated) {

@@ -45,6 +45,7 @@ TEST_F(Checkpoint, RestoredServerResumesAtTheSavedVersionBitIdentically) {
 
   ConnectionOptions line;
   line.address = a[0].address();
+  line.security.auth_token = a[0].auth_token();
   PsConnection connection(line);
   const ps::CheckpointReply reply = connection.checkpoint();  // on demand, over the wire
   EXPECT_EQ(reply.version(), 3);

@@ -14,6 +14,7 @@
 
 #include "paramserver/checkpoint.h"
 #include "ps_fixture.h"
+#include "raw_client.h"
 
 extern char** environ;
 
@@ -86,8 +87,10 @@ class PsCommand : public PsTest {
     return -1;
   }
 
-  static PsTransportOptions worker(const std::string& address, PsMode mode = PsMode::Sync) {
+  // A worker of the server at `address`, with the token the server wrote into its output directory.
+  PsTransportOptions worker(const std::string& address, PsMode mode = PsMode::Sync) const {
     PsTransportOptions options;
+    options.security.auth_token = read_token_file((dir_ / "out" / "ps.token").string());
     options.mode = mode;
     options.servers = {address};
     options.run_id = "test-run";
@@ -157,6 +160,50 @@ TEST_F(PsCommand, AKilledServerFailsTheNextPushWithItsAddress) {
     EXPECT_NE(std::string(error.what()).find("UNAVAILABLE"), std::string::npos) << error.what();
   }
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count(), 5.0 * kTimeScale);
+}
+
+TEST_F(PsCommand, EndsWithAnErrorWhenNoWorkerComesWithinTheIdleTimeout) {
+  const std::string address = start({"--mode", "async", "--idle-timeout-s", "1"});
+  ASSERT_FALSE(address.empty()) << "dtbench ps did not start";
+  const int code = wait_exit(10.0 * kTimeScale);
+  EXPECT_NE(code, -1) << "an idle server went on serving";
+  EXPECT_NE(code, 0);
+  std::ifstream stats_file(dir_ / "out" / "server-0.json");
+  ASSERT_TRUE(stats_file.good());
+  const auto stats = nlohmann::json::parse(stats_file);
+  EXPECT_EQ(stats["status"], "failed");
+  EXPECT_NE(stats.value("error", "").find("no worker has been heard from for 1 s"), std::string::npos) << stats.dump();
+}
+
+TEST_F(PsCommand, WritesAPrivateTokenFileAndRequiresTheToken) {
+  const std::string address = start({"--mode", "sync"});
+  ASSERT_FALSE(address.empty());
+  const fs::path token_file = dir_ / "out" / "ps.token";
+  ASSERT_TRUE(fs::exists(token_file)) << "no token file beside the server's report";
+  EXPECT_EQ(fs::status(token_file).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  const std::string token = read_token_file(token_file.string());
+  EXPECT_EQ(token.size(), 64u);
+  EXPECT_EQ(token.find_first_not_of("0123456789abcdef"), std::string::npos) << token;
+  RawClient raw(address);
+  EXPECT_EQ(raw.register_worker("", 0).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(raw.shutdown("", -1).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_TRUE(raw.register_worker(token, 0).ok());
+}
+
+TEST_F(PsCommand, ATokenOnTheCommandLineWorksWithAWarning) {
+  const std::string address = start({"--mode", "sync", "--auth-token", "on-the-command-line"});
+  ASSERT_FALSE(address.empty());
+  EXPECT_TRUE(RawClient(address).register_worker("on-the-command-line", 0).ok());
+  std::ifstream log(dir_ / fmt::format("server-{}.log", starts_));
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("--auth-token puts the token on the command line"), std::string::npos) << text;
+}
+
+TEST_F(PsCommand, InsecureServesWithoutAToken) {
+  const std::string address = start({"--mode", "sync", "--insecure"});
+  ASSERT_FALSE(address.empty());
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "ps.token"));
+  EXPECT_TRUE(RawClient(address).register_worker("", 0).ok());
 }
 
 }  // namespace

@@ -140,6 +140,7 @@ TEST_F(PsTest, AServerStartedLateIsWaitedFor) {
     address = once[0].address();
   }
   std::unique_ptr<ParameterServer> late;
+  const std::string token = generate_token();
   std::thread starter([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     auto model = small_model();
@@ -147,11 +148,13 @@ TEST_F(PsTest, AServerStartedLateIsWaitedFor) {
     o.listen = address;
     o.run_id = "test-run";
     o.placement = {1, kKeyFloats, PlacementPolicy::Balanced};
+    o.security.auth_token = token;
     late = std::make_unique<ParameterServer>(model->arena(), sgd_momentum(), o);
   });
   auto model = small_model(99);
   PsTransportOptions options;
   options.servers = {address};
+  options.security.auth_token = token;
   options.run_id = "test-run";
   options.key_float_count = kKeyFloats;
   options.timeout_seconds = 10.0 * kTimeScale;

@@ -39,6 +39,7 @@ TEST_F(PsTest, EightMegabyteParameterGoesThroughInSlices) {
   options.servers = {server.address()};
   options.run_id = "test-run";
   options.key_float_count = int64_t{4} << 20;
+  options.security.auth_token = server.auth_token();
   PsTransport transport(options);
   transport.start(*model);
 

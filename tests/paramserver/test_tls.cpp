@@ -53,6 +53,7 @@ class Tls : public PsTest {
     auto model = small_model();
     PsTransportOptions options = transport_options(servers, PsMode::Sync, 0, 1);
     options.security = security;
+    options.security.auth_token = servers[0].auth_token();  // TLS and the token together
     options.timeout_seconds = timeout;
     PsTransport transport(options);
     transport.start(*model);

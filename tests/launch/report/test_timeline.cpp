@@ -118,6 +118,7 @@ TEST_F(Timeline, ParameterServerUpdatesLieInsideTheStepsThatPushedThem) {
   const std::string address = server.wait_for(std::regex("listening on (\\S+)"));
   ASSERT_FALSE(address.empty()) << server.output();
   const Outcome worker = testing::dtbench("train" + blueprint + " --set transport=ps-sync --set ps.servers=" + address +
+                                          " --set ps.auth_token_file=" + (root_ / "servers" / "ps.token").string() +
                                           " --set output=" + (root_ / "runs").string() + " --rank 0 --world 1");
   ASSERT_EQ(worker.exit_code, 0) << worker.output;
   ASSERT_EQ(server.finish(), 0) << server.output();
