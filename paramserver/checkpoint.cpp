@@ -62,7 +62,7 @@ class HeaderFields {
     return value.get<std::string>();
   }
   const nlohmann::json& at(const std::string& field) const {
-    const nlohmann::json::json_pointer pointer("/" + replace_dots(field));
+    const nlohmann::json::json_pointer pointer(fmt::format("/{}", replace_dots(field)));
     if (!meta_.contains(pointer)) fail_input("checkpoint {}: the header has no field '{}'", path_, field);
     return meta_.at(pointer);
   }

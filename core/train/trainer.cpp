@@ -1,5 +1,6 @@
 #include "core/train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -41,6 +42,47 @@ void require_finite(double loss, int64_t epoch, int64_t global_step) {
                                   global_step, epoch));
 }
 
+// The clock reads that bound a step's phases, in order.
+struct StepMarks {
+  Clock::time_point load_start, forward_start, backward_start, sync_start, step_end;
+};
+
+// The step's phases from its marks and the transport's split; other is what none of them covers.
+StepTimes phase_times(const StepMarks& marks, const SyncTimes& sync) {
+  StepTimes times;
+  times[Phase::Load] = seconds_between(marks.load_start, marks.forward_start);
+  times[Phase::Forward] = seconds_between(marks.forward_start, marks.backward_start);
+  times[Phase::Backward] = seconds_between(marks.backward_start, marks.sync_start);
+  times[Phase::Comm] = sync.comm;
+  times[Phase::Update] = sync.update;
+  times.total = seconds_between(marks.load_start, marks.step_end);
+  times[Phase::Other] = times.total - times[Phase::Load] - times[Phase::Forward] - times[Phase::Backward] -
+                        sync.comm - sync.update;
+  return times;
+}
+
+void count_slowest_rank(std::vector<int64_t>& steps_per_rank, int rank) {
+  if (steps_per_rank.size() <= static_cast<size_t>(rank)) steps_per_rank.resize(static_cast<size_t>(rank) + 1, 0);
+  ++steps_per_rank[static_cast<size_t>(rank)];
+}
+
+// A worker made slow on purpose (straggler.delay_ms): the delay counts as compute, before backward.
+void add_straggler_delay(double seconds) {
+  if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+[[noreturn]] void throw_stopped(int64_t epoch, int64_t step, int64_t steps_in_epoch) {
+  throw std::runtime_error(fmt::format("stopped on request at epoch {}, step {} of {}", epoch, step, steps_in_epoch));
+}
+
+// The epoch's training loss, accuracy and images/s from what its steps summed.
+void set_training_figures(EpochResult& result, double loss_sum, int64_t correct) {
+  if (result.images == 0) return;
+  result.train = {loss_sum / static_cast<double>(result.images),
+                  static_cast<double>(correct) / static_cast<double>(result.images), result.images};
+  result.images_per_second = static_cast<double>(result.images) / result.train_seconds;
+}
+
 }  // namespace
 
 Trainer::Trainer(Model& model, Loader& train, Loader* test, GradientSync& sync, TrainerOptions options)
@@ -69,16 +111,16 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
   operator_times_.clear();
   model_.set_operator_times(options_.time_operators ? &operator_times_ : nullptr);
   const int64_t steps_in_epoch = train_.batches_per_epoch();
+  // What this epoch will run: all its batches, or what is left of `steps`.
+  const int64_t steps_to_run =
+      options_.max_steps > 0 ? std::clamp<int64_t>(options_.max_steps - global_step, 0, steps_in_epoch) : steps_in_epoch;
   double loss_sum = 0.0;
   int64_t correct = 0;
   auto last_progress = Clock::now();
 
   for (int64_t step = 0;; ++step) {
     if (options_.max_steps > 0 && global_step >= options_.max_steps) break;
-    if (options_.stop_requested && options_.stop_requested()) {
-      throw std::runtime_error(
-          fmt::format("stopped on request at epoch {}, step {} of {}", epoch, step, steps_in_epoch));
-    }
+    if (options_.stop_requested && options_.stop_requested()) throw_stopped(epoch, step, steps_in_epoch);
     const auto load_start = Clock::now();
     const Batch* batch = train_.next();
     if (batch == nullptr) break;
@@ -86,24 +128,14 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
     const Tensor& logits = model_.forward(batch->images, Mode::Train);
     const LossResult loss = softmax_cross_entropy(logits, batch->labels, &grad_logits_);
     require_finite(loss.loss, epoch, global_step);
-    if (options_.compute_delay_seconds > 0) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(options_.compute_delay_seconds));
-    }
+    add_straggler_delay(options_.compute_delay_seconds);
     const auto backward_start = Clock::now();
     model_.backward(grad_logits_);
     const auto sync_start = Clock::now();
     const SyncTimes sync = sync_.finish_step(model_, global_step);
     const auto step_end = Clock::now();
 
-    StepTimes times;
-    times[Phase::Load] = seconds_between(load_start, forward_start);
-    times[Phase::Forward] = seconds_between(forward_start, backward_start);
-    times[Phase::Backward] = seconds_between(backward_start, sync_start);
-    times[Phase::Comm] = sync.comm;
-    times[Phase::Update] = sync.update;
-    times.total = seconds_between(load_start, step_end);
-    times[Phase::Other] = times.total - times[Phase::Load] - times[Phase::Forward] -
-                          times[Phase::Backward] - sync.comm - sync.update;
+    const StepTimes times = phase_times({load_start, forward_start, backward_start, sync_start, step_end}, sync);
     profiler_.record(times);
     if (options_.trace != nullptr) {
       options_.trace->record_step(epoch, step, global_step,
@@ -111,12 +143,7 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
                                    sync.update, sync.spans});
     }
     add_comm(result.sync_total, sync);
-    if (sync.slowest_rank >= 0) {
-      if (result.slowest_rank_steps.size() <= static_cast<size_t>(sync.slowest_rank)) {
-        result.slowest_rank_steps.resize(static_cast<size_t>(sync.slowest_rank) + 1, 0);
-      }
-      ++result.slowest_rank_steps[static_cast<size_t>(sync.slowest_rank)];
-    }
+    if (sync.slowest_rank >= 0) count_slowest_rank(result.slowest_rank_steps, sync.slowest_rank);
 
     const auto batch_size = static_cast<int64_t>(batch->labels.size());
     loss_sum += loss.loss * static_cast<double>(batch_size);
@@ -125,26 +152,17 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
     result.train_seconds += times.total;
     ++global_step;
 
-    if (options_.show_progress &&
-        seconds_between(last_progress, step_end) >= options_.progress_interval_seconds) {
+    if (options_.show_progress && seconds_between(last_progress, step_end) >= options_.progress_interval_seconds) {
       last_progress = step_end;
-      const double rate = static_cast<double>(result.images) / result.train_seconds;
-      const double eta = static_cast<double>(steps_in_epoch - step - 1) * result.train_seconds /
-                         static_cast<double>(step + 1);
-      show_progress(epoch, step + 1, steps_in_epoch,
+      show_progress(epoch, step + 1, steps_to_run, result,
                     {loss_sum / static_cast<double>(result.images),
-                     static_cast<double>(correct) / static_cast<double>(result.images), result.images},
-                    rate, eta);
+                     static_cast<double>(correct) / static_cast<double>(result.images), result.images});
     }
   }
   model_.set_operator_times(nullptr);  // evaluation is not a training step
   result.phases = profiler_.end_epoch();
   result.operators = operator_times_.by_kind();
-  if (result.images > 0) {
-    result.train = {loss_sum / static_cast<double>(result.images),
-                    static_cast<double>(correct) / static_cast<double>(result.images), result.images};
-    result.images_per_second = static_cast<double>(result.images) / result.train_seconds;
-  }
+  set_training_figures(result, loss_sum, correct);
   return result;
 }
 
@@ -165,12 +183,13 @@ Evaluation Trainer::evaluate(Loader& loader) {
           static_cast<double>(correct) / static_cast<double>(samples), samples};
 }
 
-void Trainer::show_progress(int64_t epoch, int64_t step_in_epoch, int64_t steps_in_epoch,
-                            const Evaluation& running, double images_per_second,
-                            double eta_seconds) {
-  spdlog::info("epoch {}/{} step {}/{}  loss {:.4f}  acc {:.2f}%  {:.0f} img/s  ETA {:.0f}s", epoch,
-               options_.epochs, step_in_epoch, steps_in_epoch, running.loss,
-               100.0 * running.accuracy, images_per_second, eta_seconds);
+void Trainer::show_progress(int64_t epoch, int64_t steps_done, int64_t steps_to_run, const EpochResult& so_far,
+                            const Evaluation& running) {
+  const double images_per_second = static_cast<double>(so_far.images) / so_far.train_seconds;
+  const double eta_seconds =
+      static_cast<double>(steps_to_run - steps_done) * so_far.train_seconds / static_cast<double>(steps_done);
+  spdlog::info("epoch {}/{} step {}/{}  loss {:.4f}  acc {:.2f}%  {:.0f} img/s  ETA {:.0f}s", epoch, options_.epochs,
+               steps_done, steps_to_run, running.loss, 100.0 * running.accuracy, images_per_second, eta_seconds);
 }
 
 }  // namespace dtbench

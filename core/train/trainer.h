@@ -62,8 +62,10 @@ class Trainer {
 
  private:
   EpochResult train_epoch(int64_t epoch, int64_t& global_step);
-  void show_progress(int64_t epoch, int64_t step_in_epoch, int64_t steps_in_epoch,
-                     const Evaluation& running, double images_per_second, double eta_seconds);
+  // One progress line: steps done of those this epoch runs (all its batches, or what `steps`
+  // leaves), running loss and accuracy, images/s and the time left.
+  void show_progress(int64_t epoch, int64_t steps_done, int64_t steps_to_run, const EpochResult& so_far,
+                     const Evaluation& running);
 
   Model& model_;
   Loader& train_;

@@ -177,8 +177,10 @@ bool holds_nothing(const std::string& text) {
 
 std::string_view default_blueprint_text() { return kDefaultBlueprint; }
 
-Blueprint parse_blueprint(const std::string& text, const std::string& source,
-                          const std::vector<std::string>& overrides) {
+namespace {
+
+// The blueprint's YAML with the overrides applied, checked for a mapping and keys set twice.
+YAML::Node blueprint_root(const std::string& text, const std::string& source, const std::vector<std::string>& overrides) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -189,20 +191,11 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
   if (!root.IsMap()) fail_input("{}: expected a mapping of keys at the top", source);
   reject_duplicate_keys(root, source, "");
   for (const auto& assignment : overrides) apply_override(root, assignment);
+  return root;
+}
 
-  Blueprint bp;
-  bp.source = source;
-  Section top(root, source, "");
-  top.read("name", bp.name);
-  top.read("model", bp.model);
-  top.read("epochs", bp.epochs);
-  top.read("steps", bp.steps);
-  top.read("batch", bp.batch);
-  top.read("seed", bp.seed);
-  top.read("threads", bp.threads);
-  top.read("transport", bp.transport);
-  top.read("output", bp.output);
-
+// dataset: and optimizer:.
+void read_data_and_optimizer(Section& top, const std::string& source, Blueprint& bp) {
   Section data(top.child("dataset"), source, "dataset");
   data.read("format", bp.data.format);
   data.read("path", bp.data.path);
@@ -222,6 +215,10 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
   optimizer.read("epsilon", bp.optimizer.epsilon);
   optimizer.reject_unknown();
 
+}
+
+// comm:, ps:, straggler:, profile: and save_weights.
+void read_comm_and_servers(Section& top, const std::string& source, Blueprint& bp) {
   Section comm(top.child("comm"), source, "comm");
   comm.read("bucket_mb", bp.comm.bucket_mb);
   comm.read("overlap", bp.comm.overlap);
@@ -253,8 +250,11 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
   profile.read("operators", bp.time_operators);
   profile.read("trace_steps", bp.trace_steps);
   profile.reject_unknown();
-  top.reject_unknown();
 
+}
+
+// Every number within its range.
+void check_ranges(const Blueprint& bp, const std::string& source) {
   require(bp.epochs >= 1, source, "epochs", "an integer >= 1", std::to_string(bp.epochs));
   require(bp.steps >= 0, source, "steps", "an integer >= 0 (0: whole epochs)", std::to_string(bp.steps));
   require(bp.batch >= 1, source, "batch", "an integer >= 1", std::to_string(bp.batch));
@@ -282,6 +282,10 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
           std::to_string(bp.ps.checkpoint_every));
   require(bp.ps.tls_cert.empty() == bp.ps.tls_key.empty(), source, "ps.tls_cert", "ps.tls_cert and ps.tls_key together",
           bp.ps.tls_cert.empty() ? "only ps.tls_key" : "only ps.tls_cert");
+}
+
+// Every name one of those there are, and what a transport needs.
+void check_choices(Blueprint& bp, const std::string& source) {
   if ((bp.transport == "ps-sync" || bp.transport == "ps-async") && bp.ps.servers.empty()) {
     fail_input("{}: transport {} needs parameter servers: set ps.servers (e.g. --set ps.servers=host:50051,host:50052)",
                source, bp.transport);
@@ -296,6 +300,31 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
           fmt::format("{}", bp.optimizer.learning_rate));
   require(bp.optimizer.momentum >= 0 && bp.optimizer.momentum < 1, source, "optimizer.momentum",
           "a number in [0, 1)", fmt::format("{}", bp.optimizer.momentum));
+}
+
+}  // namespace
+
+Blueprint parse_blueprint(const std::string& text, const std::string& source,
+                          const std::vector<std::string>& overrides) {
+  YAML::Node root = blueprint_root(text, source, overrides);
+  Blueprint bp;
+  bp.source = source;
+  Section top(root, source, "");
+  top.read("name", bp.name);
+  top.read("model", bp.model);
+  top.read("epochs", bp.epochs);
+  top.read("steps", bp.steps);
+  top.read("batch", bp.batch);
+  top.read("seed", bp.seed);
+  top.read("threads", bp.threads);
+  top.read("transport", bp.transport);
+  top.read("output", bp.output);
+
+  read_data_and_optimizer(top, source, bp);
+  read_comm_and_servers(top, source, bp);
+  top.reject_unknown();
+  check_ranges(bp, source);
+  check_choices(bp, source);
   bp.resolved = root;
   return bp;
 }

@@ -173,6 +173,94 @@ SweepRun sweep_run_from_json(const nlohmann::json& json, const fs::path& dir) {
   return run;
 }
 
+namespace {
+
+// A repetition's time: its cap, a stop request, and whether either ended it.
+struct RepetitionClock {
+  Clock::time_point start, deadline;
+  const std::function<bool()>& interrupted;
+  bool capped = false, stopped = false;
+};
+
+// The address a starting server prints, or nullopt when the cap or a stop request came first;
+// IoError when the server exits or stays silent past kServerStartSeconds.
+std::optional<std::string> wait_for_address(ChildProcess& server, const fs::path& log, int64_t shard,
+                                            RepetitionClock& clock) {
+  const auto started_by = clock.start + to_duration(kServerStartSeconds);
+  while (true) {
+    if (auto address = listening_address(log)) return address;
+    if (server.poll()) throw IoError(fmt::format("parameter server {} exited: {}", shard, last_error_line(log)));
+    if (Clock::now() >= started_by && started_by < clock.deadline) {
+      throw IoError(fmt::format("parameter server {} printed no address within {:g} s; see {}", shard,
+                                kServerStartSeconds, log.string()));
+    }
+    if (Clock::now() >= clock.deadline) {
+      clock.capped = true;
+      return std::nullopt;
+    }
+    if (clock.interrupted && clock.interrupted()) {
+      clock.stopped = true;
+      return std::nullopt;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// Starts the configuration's shards (with a fresh token file) and returns their addresses; fewer
+// than the shards when the cap or a stop request came first.
+std::vector<std::string> start_servers(const SweepBlueprint& sweep, const SweepConfiguration& c, const fs::path& dir,
+                                       SweepRun& run, std::vector<std::unique_ptr<ChildProcess>>& servers,
+                                       RepetitionClock& clock) {
+  create_token_file(token_file(dir).string());
+  for (int64_t shard = 0; shard < c.servers; ++shard) {
+    const auto argv = server_command(sweep, c, dir, shard);
+    run.commands.push_back(command_line(argv));
+    servers.push_back(std::make_unique<ChildProcess>(argv, dir / fmt::format("server-{}.log", shard)));
+  }
+  std::vector<std::string> addresses;
+  for (int64_t shard = 0; shard < c.servers; ++shard) {
+    const auto address =
+        wait_for_address(*servers[static_cast<size_t>(shard)], dir / fmt::format("server-{}.log", shard), shard, clock);
+    if (!address) break;
+    addresses.push_back(*address);
+  }
+  return addresses;
+}
+
+// Servers end by themselves once every worker said goodbye; a failed run leaves them waiting, so
+// they are stopped. After a clean run, a server that did not stop or failed is named.
+std::string stop_servers(std::vector<std::unique_ptr<ChildProcess>>& servers, const fs::path& dir, bool clean) {
+  std::string server_failure;
+  for (size_t shard = 0; shard < servers.size(); ++shard) {
+    const auto ended = clean ? servers[shard]->wait_until(Clock::now() + to_duration(kServerExitSeconds)) : std::nullopt;
+    if (!ended) servers[shard]->terminate(kTerminateGraceSeconds);
+    if (clean && server_failure.empty() && (!ended || *ended != 0)) {
+      const fs::path log = dir / fmt::format("server-{}.log", shard);
+      server_failure = !ended ? fmt::format("parameter server {} did not stop after the workers; see {}", shard, log.string())
+                              : fmt::format("parameter server {} exited with {}: {}", shard, *ended, last_error_line(log));
+    }
+  }
+  return server_failure;
+}
+
+// mpirun (or one dtbench train) until it ends, the cap, or a stop request.
+std::optional<int> run_worker_processes(const SweepBlueprint& sweep, const SweepConfiguration& c,
+                                        const fs::path& dir, const std::vector<std::string>& addresses, SweepRun& run,
+                                        RepetitionClock& clock) {
+  const auto argv = worker_command(sweep, c, dir, fmt::format("{}", fmt::join(addresses, ",")));
+  run.commands.push_back(command_line(argv));
+  ChildProcess workers(argv, dir / "workers.log");
+  std::optional<int> status = workers.wait_until(clock.deadline, clock.interrupted);
+  if (!status) {
+    clock.capped = Clock::now() >= clock.deadline;
+    clock.stopped = !clock.capped;
+    status = workers.terminate(kTerminateGraceSeconds);
+  }
+  return status;
+}
+
+}  // namespace
+
 SweepRun run_repetition(const SweepBlueprint& sweep, const SweepConfiguration& c, const fs::path& dir,
                         int64_t repetition, bool warmup, const std::function<bool()>& interrupted) {
   SweepRun run;
@@ -186,69 +274,16 @@ SweepRun run_repetition(const SweepBlueprint& sweep, const SweepConfiguration& c
                               error ? error.message() : "it exists"));
   }
   const auto start = Clock::now();
-  const auto deadline = start + to_duration(sweep.cap_s);
-  const fs::path worker_log = dir / "workers.log";
-  bool capped = false, stopped = false;
-  std::optional<int> worker_status;
-
+  RepetitionClock clock{.start = start, .deadline = start + to_duration(sweep.cap_s), .interrupted = interrupted};
   std::vector<std::unique_ptr<ChildProcess>> servers;
-  std::vector<std::string> addresses;
   try {
-    if (c.needs_servers()) {
-      create_token_file(token_file(dir).string());
-      for (int64_t shard = 0; shard < c.servers; ++shard) {
-        const auto argv = server_command(sweep, c, dir, shard);
-        run.commands.push_back(command_line(argv));
-        servers.push_back(std::make_unique<ChildProcess>(argv, dir / fmt::format("server-{}.log", shard)));
-      }
-      const auto started_by = start + to_duration(kServerStartSeconds);
-      for (int64_t shard = 0; shard < c.servers; ++shard) {
-        const fs::path log = dir / fmt::format("server-{}.log", shard);
-        std::optional<std::string> address;
-        while (!(address = listening_address(log))) {
-          if (servers[shard]->poll()) throw IoError(fmt::format("parameter server {} exited: {}", shard, last_error_line(log)));
-          if (Clock::now() >= started_by && started_by < deadline) {
-            throw IoError(fmt::format("parameter server {} printed no address within {:g} s; see {}", shard,
-                                      kServerStartSeconds, log.string()));
-          }
-          if (Clock::now() >= deadline) {
-            capped = true;
-            break;
-          }
-          if (interrupted && interrupted()) {
-            stopped = true;
-            break;
-          }
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-        if (!address) break;
-        addresses.push_back(*address);
-      }
-    }
-    if (!capped && !stopped) {
-      const auto argv = worker_command(sweep, c, dir, fmt::format("{}", fmt::join(addresses, ",")));
-      run.commands.push_back(command_line(argv));
-      ChildProcess workers(argv, worker_log);
-      worker_status = workers.wait_until(deadline, interrupted);
-      if (!worker_status) {
-        capped = Clock::now() >= deadline;
-        stopped = !capped;
-        worker_status = workers.terminate(kTerminateGraceSeconds);
-      }
-    }
-    // Servers end by themselves once every worker said goodbye; a failed run leaves them waiting.
-    const bool clean = worker_status && *worker_status == 0 && !capped && !stopped;
-    std::string server_failure;
-    for (size_t shard = 0; shard < servers.size(); ++shard) {
-      const auto ended = clean ? servers[shard]->wait_until(Clock::now() + to_duration(kServerExitSeconds)) : std::nullopt;
-      if (!ended) servers[shard]->terminate(kTerminateGraceSeconds);
-      if (clean && server_failure.empty() && (!ended || *ended != 0)) {
-        const fs::path log = dir / fmt::format("server-{}.log", shard);
-        server_failure = !ended ? fmt::format("parameter server {} did not stop after the workers; see {}", shard, log.string())
-                                : fmt::format("parameter server {} exited with {}: {}", shard, *ended, last_error_line(log));
-      }
-    }
-    classify(run, worker_status, capped, stopped, worker_log);
+    std::vector<std::string> addresses;
+    if (c.needs_servers()) addresses = start_servers(sweep, c, dir, run, servers, clock);
+    std::optional<int> worker_status;
+    if (!clock.capped && !clock.stopped) worker_status = run_worker_processes(sweep, c, dir, addresses, run, clock);
+    const bool clean = worker_status && *worker_status == 0 && !clock.capped && !clock.stopped;
+    const std::string server_failure = stop_servers(servers, dir, clean);
+    classify(run, worker_status, clock.capped, clock.stopped, dir / "workers.log");
     if (run.status == "complete" && !server_failure.empty()) {
       run.status = "failed";
       run.error = server_failure;
