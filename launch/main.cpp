@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   dtbench::add_report_command(app);
   dtbench::add_sweep_command(app);
   dtbench::add_doctor_command(app);
+  dtbench::add_cluster_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
