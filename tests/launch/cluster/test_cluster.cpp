@@ -69,6 +69,16 @@ TEST_F(Cluster, AClusterWhoseOwnerWasKilledIsRemovedByTheNextStatus) {
   EXPECT_EQ(cluster_leftovers(name), std::vector<std::string>{});
 }
 
+TEST_F(Cluster, WithoutNetAdminUpSaysItNeedsRootAndMakesNothing) {
+  if (testing::shell("command -v setpriv").exit_code != 0) GTEST_SKIP() << "no setpriv to drop root with";
+  const std::string name = unique_name();
+  const Outcome r = testing::shell("setpriv --reuid 65534 --regid 65534 --clear-groups " + std::string(DTBENCH_BINARY) +
+                                   " cluster up " + name + " --hosts 2");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("needs root (CAP_NET_ADMIN)"), std::string::npos) << r.output;
+  EXPECT_EQ(cluster_leftovers(name), std::vector<std::string>{});
+}
+
 TEST_F(Cluster, MpirunAcrossTwoHostsRunsDoctorAndRingTrainingMatchesSharedMemory) {
   const std::string name = unique_name();
   const fs::path dir = up(name, 2, "10gbit");
