@@ -1,5 +1,8 @@
 #include "launch/cluster/network.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -79,6 +82,24 @@ std::string qdisc(const std::string& ns, const std::string& dev) {
   return text;
 }
 
+// The processes still running in namespace `ns` (started with cluster exec or by mpirun).
+std::vector<pid_t> processes_in(const std::string& ns) {
+  std::vector<pid_t> pids;
+  std::istringstream lines(run_command({"ip", "netns", "pids", ns}).output);
+  for (pid_t pid = 0; lines >> pid;) pids.push_back(pid);
+  return pids;
+}
+
+// A deleted namespace lives on while a process holds it: end them (SIGTERM, SIGKILL after 2 s).
+void stop_processes_in(const std::string& ns) {
+  std::vector<pid_t> pids = processes_in(ns);
+  if (pids.empty()) return;
+  spdlog::info("stopping {} process(es) still running in {}", pids.size(), ns);
+  for (const pid_t pid : pids) kill(pid, SIGTERM);
+  for (int tries = 0; tries < 40 && !(pids = processes_in(ns)).empty(); ++tries) usleep(50000);
+  for (const pid_t pid : pids) kill(pid, SIGKILL);
+}
+
 }  // namespace
 
 void require_net_admin(const std::string& what) {
@@ -106,6 +127,7 @@ void remove_network(const std::string& name, int hosts) {
     const std::string ns = namespace_name(name, host), veth = host_veth_name(name, host);
     // The veth first: deleting it removes both ends at once, whereas a deleted namespace takes its
     // end (and so the bridge's) with it only later, in the kernel's own time.
+    if (std::filesystem::exists("/run/netns/" + ns)) stop_processes_in(ns);
     if (link_exists(veth)) ip({"link", "del", veth});
     if (std::filesystem::exists("/run/netns/" + ns)) ip({"netns", "del", ns});
   }

@@ -16,7 +16,8 @@ void require_net_admin(const std::string& what);
 
 // Builds what `record` describes. On an error, what was made stays for remove_network to take.
 void build_network(const ClusterRecord& record);
-// Removes every namespace, veth and the bridge of cluster `name` with up to `hosts` hosts;
+// Stops the processes still running on the hosts, then removes every namespace, veth and the
+// bridge of cluster `name` with up to `hosts` hosts;
 // what is already gone is skipped, so it also finishes a half-built or half-removed cluster.
 void remove_network(const std::string& name, int hosts);
 

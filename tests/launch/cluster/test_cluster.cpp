@@ -43,7 +43,11 @@ TEST_F(Cluster, HostsTalkTcpThroughLinksShapedToTheirRateAndDownLeavesNothing) {
     EXPECT_NEAR(stream.gbit_per_s(), 1.0, 0.2) << "host " << from << " -> host " << to;
   }
 
+  // A process left running on a host ends with the cluster (a namespace lives while one holds it).
+  testing::Background left(std::string(DTBENCH_BINARY) + " cluster exec " + name + " 0 -- sh -c 'echo started; exec sleep 60'");
+  ASSERT_EQ(left.wait_for(std::regex("(started)")), "started");
   const Outcome down = testing::dtbench("cluster down " + name);
+  EXPECT_NE(left.finish(), 0);  // killed, not finished: `finish` returns at once
   EXPECT_EQ(down.exit_code, 0) << down.output;
   EXPECT_EQ(cluster_leftovers(name), std::vector<std::string>{});
   EXPECT_FALSE(fs::exists(dir / "hostfile"));
