@@ -14,10 +14,11 @@ declare -A allowed=(
   [paramserver]="comm core"
   [launch/monitor]="core"
   [launch/blueprint]="core"
+  [launch/cluster]="core"
   [launch/report]="launch/monitor core"
   [launch/sweep]="launch/blueprint launch/report launch/monitor paramserver core"
   [launch/bench]="launch/blueprint launch/report launch/monitor allreduce paramserver comm core"
-  [launch]="launch/blueprint launch/report launch/sweep launch/bench launch/monitor allreduce paramserver comm core"
+  [launch]="launch/blueprint launch/report launch/sweep launch/bench launch/monitor launch/cluster allreduce paramserver comm core"
 )
 
 room_of() {  # the room a path (or an include target) belongs to

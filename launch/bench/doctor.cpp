@@ -19,6 +19,7 @@
 #include "allreduce/mpi_info.h"
 #include "allreduce/mpi_session.h"
 #include "allreduce/neighbour_probe.h"
+#include "launch/bench/interfaces.h"
 
 namespace dtbench {
 
@@ -47,7 +48,8 @@ void copy_text(char* to, size_t capacity, const std::string& text) {
   to[capacity - 1] = '\0';
 }
 
-RankReport probe_and_report(const MpiSession& session, MPI_Comm comm, const DoctorOptions& o) {
+RankReport probe_and_report(const MpiSession& session, MPI_Comm comm, const DoctorOptions& o,
+                             const std::string& iface_problem) {
   RankReport report;
   report.rank = session.rank();
   report.local_rank = session.local_rank();
@@ -63,7 +65,9 @@ RankReport probe_and_report(const MpiSession& session, MPI_Comm comm, const Doct
     options.wait.timeout_seconds = o.timeout_s;
     probe = probe_ring_neighbours(options);
   }
-  report.passed = probe.passed() ? 1 : 0;
+  // A missing interface fails the rank even when the probe got through on another one.
+  if (!iface_problem.empty()) probe.error = probe.error.empty() ? iface_problem : iface_problem + "; " + probe.error;
+  report.passed = probe.passed() && iface_problem.empty() ? 1 : 0;
   report.left = probe.left.rank;
   report.right = probe.right.rank;
   report.left_rtt_us = 1e6 * probe.left.rtt_seconds;
@@ -122,18 +126,18 @@ void print_setup(const MpiSession& session, const DoctorOptions& o) {
   fmt::print("thread level:   {}\n", mpi_thread_level());
   const char* iface = std::getenv("OMPI_MCA_btl_tcp_if_include");
   fmt::print("TCP interface:  {}\n", iface != nullptr ? fmt::format("OMPI_MCA_btl_tcp_if_include={}{}", iface,
-                                                                    o.iface.empty() ? "" : " (from --iface)")
+                                                                    o.iface == iface ? " (from --iface)" : "")
                                                       : std::string("OMPI_MCA_btl_tcp_if_include not set (Open MPI "
                                                                     "uses every interface it finds)"));
   if (const char* btl = std::getenv("OMPI_MCA_btl")) fmt::print("BTLs:           OMPI_MCA_btl={}\n", btl);
 }
 
 // Probes, then rank 0 collects and prints. Returns normally only when every rank passed.
-void check_ring(const MpiSession& session, const DoctorOptions& o) {
+void check_ring(const MpiSession& session, const DoctorOptions& o, const std::string& iface_problem) {
   const int rank = session.rank(), world = session.world();
   MPI_Comm comm = MPI_COMM_NULL;
   check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
-  const RankReport own = probe_and_report(session, comm, o);
+  const RankReport own = probe_and_report(session, comm, o, iface_problem);
   WaitPolicy wait;
   wait.timeout_seconds = 2 * o.timeout_s + 5;
   if (rank == 0) {
@@ -160,16 +164,20 @@ void check_ring(const MpiSession& session, const DoctorOptions& o) {
 }  // namespace
 
 void run_doctor(const DoctorOptions& o) {
-  // Open MPI reads its MCA parameters from the environment in MPI_Init: set it before.
-  if (!o.iface.empty()) setenv("OMPI_MCA_btl_tcp_if_include", o.iface.c_str(), 1);
+  // Open MPI reads its MCA parameters from the environment in MPI_Init: set it before. On a host
+  // that lacks the interface, Open MPI would ignore it with a warning (or find no route at all):
+  // leave MPI its own settings there, so the FAIL naming this host reaches rank 0.
+  const std::string iface_problem = o.iface.empty() ? "" : interface_problem(o.iface, host_interfaces());
+  if (!o.iface.empty() && iface_problem.empty()) setenv("OMPI_MCA_btl_tcp_if_include", o.iface.c_str(), 1);
   MpiSession session;
   if (session.rank() == 0) print_setup(session, o);
   if (session.world() == 1) {
+    if (!iface_problem.empty()) throw IoError(fmt::format("host {}: FAIL: {}", host_name(), iface_problem));
     fmt::print("world size 1: no ring neighbours to check; PASS\n");
     return;
   }
   try {
-    check_ring(session, o);
+    check_ring(session, o, iface_problem);
   } catch (const std::exception& error) {
     // A rank that cannot finish the check must not leave the others waiting on it, and
     // MPI_Finalize (leaving this scope) would wait for them.

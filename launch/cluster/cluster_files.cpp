@@ -1,0 +1,88 @@
+#include "launch/cluster/cluster_files.h"
+
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+#include "core/util/files.h"
+#include "launch/cluster/naming.h"
+
+namespace dtbench::cluster {
+
+namespace fs = std::filesystem;
+
+namespace {
+// Sets the host name in the fresh UTS namespace, then runs the command given as arguments.
+constexpr const char* kSetHostName = "hostname \"$0\" && exec \"$@\"";
+}  // namespace
+
+std::vector<std::string> cluster_file_names() { return {"hostfile", "rsh-agent", "mca-params.conf", "mpirun-args"}; }
+
+std::string hostfile_text(const ClusterRecord& r) {
+  std::string text = fmt::format("# dtbench cluster {}: {} host(s), link {}\n", r.name, r.hosts, r.link_rate);
+  for (int host = 0; host < r.hosts; ++host) {
+    text += fmt::format("{} slots={}\n", host_address(r.slot, host), r.slots_per_host);
+  }
+  return text;
+}
+
+std::string rsh_agent_text(const ClusterRecord& r) {
+  std::string cases;
+  for (int host = 0; host < r.hosts; ++host) {
+    cases += fmt::format("  {}|{}) ns={} name={} ;;\n", host_address(r.slot, host), host_name(r.name, host),
+                         namespace_name(r.name, host), host_name(r.name, host));
+  }
+  return fmt::format(
+      "#!/bin/sh\n"
+      "# The rsh agent of dtbench cluster {0}. mpirun calls it as ssh: `rsh-agent [options] HOST COMMAND...`;\n"
+      "# it runs COMMAND with /bin/sh inside HOST's network namespace, under the host's own name.\n"
+      "while [ $# -gt 0 ] && [ \"${{1#-}}\" != \"$1\" ]; do shift; done  # ssh options: none apply\n"
+      "host=$1; shift\n"
+      "case \"$host\" in\n{1}"
+      "  *) echo \"dtbench cluster {0}: no host '$host'\" >&2; exit 255 ;;\n"
+      "esac\n"
+      "exec ip netns exec \"$ns\" unshare --uts /bin/sh -c 'hostname \"$0\" && exec /bin/sh -c \"$*\"' \"$name\" \"$@\"\n",
+      r.name, cases);
+}
+
+std::string mca_params_text(const ClusterRecord& r) {
+  return fmt::format(
+      "# dtbench cluster {0}: mpirun --mca mca_param_files {1}/mca-params.conf --hostfile {1}/hostfile ...\n"
+      "# TCP between hosts, shared memory (vader) between ranks of one host, only on the cluster's subnet.\n"
+      "plm_rsh_agent = {1}/rsh-agent\n"
+      "btl = self,vader,tcp\n"
+      "btl_tcp_if_include = {2}\n"
+      "oob_tcp_if_include = {2}\n",
+      r.name, r.dir.string(), subnet(r.slot));
+}
+
+std::string mpirun_args_text(const ClusterRecord& r) {
+  return fmt::format("--hostfile {0}/hostfile --mca plm_rsh_agent {0}/rsh-agent --mca btl self,vader,tcp "
+                     "--mca btl_tcp_if_include {1} --mca oob_tcp_if_include {1}\n",
+                     r.dir.string(), subnet(r.slot));
+}
+
+std::vector<std::string> on_host_argv(const ClusterRecord& r, int host, const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {"ip", "netns", "exec", namespace_name(r.name, host), "unshare", "--uts",
+                                   "/bin/sh", "-c", kSetHostName, host_name(r.name, host)};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+void write_cluster_files(const ClusterRecord& r) {
+  write_file_atomically(r.dir / "hostfile", hostfile_text(r));
+  write_file_atomically(r.dir / "rsh-agent", rsh_agent_text(r));
+  write_file_atomically(r.dir / "mca-params.conf", mca_params_text(r));
+  write_file_atomically(r.dir / "mpirun-args", mpirun_args_text(r));
+  const fs::path agent = r.dir / "rsh-agent";
+  if (chmod(agent.c_str(), 0755) != 0) throw IoError(fmt::format("cannot make {} executable", agent.string()));
+}
+
+void remove_cluster_files(const ClusterRecord& r) {
+  std::error_code error;
+  for (const auto& name : cluster_file_names()) fs::remove(r.dir / name, error);
+  if (r.dir_created) fs::remove(r.dir, error);  // only if empty: what others put there stays
+}
+
+}  // namespace dtbench::cluster

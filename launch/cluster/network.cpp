@@ -1,0 +1,155 @@
+#include "launch/cluster/network.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/util/error.h"
+#include "launch/cluster/command_runner.h"
+
+namespace dtbench::cluster {
+
+namespace {
+
+constexpr int kNetAdminBit = 12;  // CAP_NET_ADMIN in /proc/self/status CapEff
+
+bool has_net_admin() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("CapEff:", 0) != 0) continue;
+    const unsigned long long caps = std::stoull(line.substr(7), nullptr, 16);
+    return (caps >> kNetAdminBit) & 1ULL;
+  }
+  return false;
+}
+
+void ip(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"ip"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  check_command(argv);
+}
+
+// Shapes the egress of `dev` (inside namespace `ns` when given) to `rate`.
+void shape(const std::string& ns, const std::string& dev, const LinkRate& rate) {
+  std::vector<std::string> argv = {"tc"};
+  if (!ns.empty()) argv.insert(argv.end(), {"-n", ns});
+  argv.insert(argv.end(), {"qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate.text, "burst",
+                           std::to_string(tbf_burst_bytes(rate)), "latency", "20ms"});
+  check_command(argv);
+}
+
+// TCP buffers large enough for the shaped rate; sysctls under net.ipv4.tcp_* are per namespace.
+void tune_tcp(const std::string& ns) {
+  for (const char* setting : {"net.ipv4.tcp_rmem=4096 131072 33554432", "net.ipv4.tcp_wmem=4096 65536 33554432"}) {
+    check_command({"ip", "netns", "exec", ns, "sysctl", "-q", "-w", setting});
+  }
+}
+
+void build_host(const ClusterRecord& r, int host, const LinkRate& rate) {
+  const std::string ns = namespace_name(r.name, host), veth = host_veth_name(r.name, host);
+  ip({"netns", "add", ns});
+  ip({"link", "add", veth, "type", "veth", "peer", "name", kHostInterface, "netns", ns});
+  ip({"link", "set", veth, "master", bridge_name(r.name), "up"});
+  ip({"-n", ns, "addr", "add", host_address(r.slot, host) + "/24", "dev", kHostInterface});
+  ip({"-n", ns, "link", "set", kHostInterface, "up"});
+  ip({"-n", ns, "link", "set", "lo", "up"});
+  tune_tcp(ns);
+  if (rate.shaped()) {
+    shape("", veth, rate);             // into the host
+    shape(ns, kHostInterface, rate);   // out of the host
+  }
+}
+
+bool link_exists(const std::string& dev) { return std::filesystem::exists("/sys/class/net/" + dev); }
+
+std::string qdisc(const std::string& ns, const std::string& dev) {
+  std::vector<std::string> argv = {"tc"};
+  if (!ns.empty()) argv.insert(argv.end(), {"-n", ns});
+  argv.insert(argv.end(), {"qdisc", "show", "dev", dev, "root"});
+  const CommandResult result = run_command(argv);
+  std::string text = result.exit_code == 0 ? result.output : "?";
+  // "qdisc tbf 8001: root refcnt 2 rate 1Gbit burst 500000b lat 20ms" -> "tbf rate 1Gbit burst 500000b lat 20ms"
+  text = std::regex_replace(text, std::regex("qdisc (\\S+) \\S+ root (refcnt \\d+ )?"), "$1 ");
+  text.erase(std::remove(text.begin(), text.end(), '\n'), text.end());
+  return text;
+}
+
+// The processes still running in namespace `ns` (started with cluster exec or by mpirun).
+std::vector<pid_t> processes_in(const std::string& ns) {
+  std::vector<pid_t> pids;
+  std::istringstream lines(run_command({"ip", "netns", "pids", ns}).output);
+  for (pid_t pid = 0; lines >> pid;) pids.push_back(pid);
+  return pids;
+}
+
+// A deleted namespace lives on while a process holds it: end them (SIGTERM, SIGKILL after 2 s).
+void stop_processes_in(const std::string& ns) {
+  std::vector<pid_t> pids = processes_in(ns);
+  if (pids.empty()) return;
+  spdlog::info("stopping {} process(es) still running in {}", pids.size(), ns);
+  for (const pid_t pid : pids) kill(pid, SIGTERM);
+  for (int tries = 0; tries < 40 && !(pids = processes_in(ns)).empty(); ++tries) usleep(50000);
+  for (const pid_t pid : pids) kill(pid, SIGKILL);
+}
+
+}  // namespace
+
+void require_net_admin(const std::string& what) {
+  if (!has_net_admin()) {
+    throw IoError(fmt::format("{} needs root (CAP_NET_ADMIN) to make network namespaces, veth pairs and a bridge; "
+                              "run it as root or with sudo", what));
+  }
+}
+
+long tbf_burst_bytes(const LinkRate& rate) {
+  return std::max(262144L, static_cast<long>(rate.bits_per_second / 8 * 0.004));
+}
+
+void build_network(const ClusterRecord& r) {
+  const LinkRate rate = parse_link_rate(r.link_rate);
+  const std::string bridge = bridge_name(r.name);
+  ip({"link", "add", bridge, "type", "bridge"});
+  ip({"addr", "add", bridge_address(r.slot) + "/24", "dev", bridge});
+  ip({"link", "set", bridge, "up"});
+  for (int host = 0; host < r.hosts; ++host) build_host(r, host, rate);
+}
+
+void remove_network(const std::string& name, int hosts) {
+  for (int host = 0; host < std::max(hosts, kMaxHosts); ++host) {
+    const std::string ns = namespace_name(name, host), veth = host_veth_name(name, host);
+    // The veth first: deleting it removes both ends at once, whereas a deleted namespace takes its
+    // end (and so the bridge's) with it only later, in the kernel's own time.
+    if (std::filesystem::exists("/run/netns/" + ns)) stop_processes_in(ns);
+    if (link_exists(veth)) ip({"link", "del", veth});
+    if (std::filesystem::exists("/run/netns/" + ns)) ip({"netns", "del", ns});
+  }
+  if (link_exists(bridge_name(name))) ip({"link", "del", bridge_name(name)});
+}
+
+std::vector<HostStatus> host_status(const ClusterRecord& r) {
+  std::vector<HostStatus> hosts;
+  for (int host = 0; host < r.hosts; ++host) {
+    HostStatus s;
+    s.host = host_name(r.name, host);
+    s.address = host_address(r.slot, host);
+    s.namespace_name = namespace_name(r.name, host);
+    s.veth = host_veth_name(r.name, host);
+    s.present = std::filesystem::exists("/run/netns/" + s.namespace_name);
+    if (s.present && link_exists(s.veth)) {
+      s.shaping_in = qdisc("", s.veth);
+      s.shaping_out = qdisc(s.namespace_name, kHostInterface);
+    }
+    hosts.push_back(std::move(s));
+  }
+  return hosts;
+}
+
+}  // namespace dtbench::cluster

@@ -1,0 +1,37 @@
+#pragma once
+// The emulated network, made and removed with iproute2 (ip, tc) through run_command: a bridge
+// with an address (mpirun's own daemon traffic reaches the hosts through it), one network
+// namespace per host with a veth pair into the bridge, and each link shaped in both directions
+// with tbf (the kernel here has no netem: no added latency or loss).
+#include <string>
+#include <vector>
+
+#include "launch/cluster/naming.h"
+#include "launch/cluster/registry.h"
+
+namespace dtbench::cluster {
+
+// IoError saying so unless this process has CAP_NET_ADMIN (root), which every step needs.
+void require_net_admin(const std::string& what);
+
+// Builds what `record` describes. On an error, what was made stays for remove_network to take.
+void build_network(const ClusterRecord& record);
+// Stops the processes still running on the hosts, then removes every namespace, veth and the
+// bridge of cluster `name` with up to `hosts` hosts;
+// what is already gone is skipped, so it also finishes a half-built or half-removed cluster.
+void remove_network(const std::string& name, int hosts);
+
+// One host as `cluster status` shows it.
+struct HostStatus {
+  std::string host, address, namespace_name, veth;
+  bool present = false;   // its namespace exists
+  std::string shaping_in;   // the qdisc on the bridge side (traffic into the host)
+  std::string shaping_out;  // the qdisc inside the host (traffic out of it)
+};
+std::vector<HostStatus> host_status(const ClusterRecord& record);
+
+// tbf's bucket for `rate`: at least 4 ms of traffic and 256 KiB, since veth hands tbf GSO
+// packets of up to 64 KiB and a bucket smaller than a few of them keeps a link below its rate.
+long tbf_burst_bytes(const LinkRate& rate);
+
+}  // namespace dtbench::cluster

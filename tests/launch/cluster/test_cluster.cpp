@@ -1,0 +1,121 @@
+// dtbench cluster end to end, as root: hosts that reach each other over TCP through a link shaped
+// to its rate, nothing left after `down` or after the owning process is killed, and plain mpirun
+// across the hosts (doctor, and ring training that ends with the weights of the same run over
+// shared memory). Skipped, with the reason, where namespaces cannot be made.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <fmt/format.h>
+
+#include "launch/cluster/naming.h"
+#include "launch/cluster/registry.h"
+#include "support/cluster_fixture.h"
+#include "support/tcp_stream.h"
+
+namespace dtbench {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::cluster_leftovers;
+using testing::Outcome;
+
+class Cluster : public testing::ClusterTest {};
+
+TEST_F(Cluster, HostsTalkTcpThroughLinksShapedToTheirRateAndDownLeavesNothing) {
+  const std::string name = unique_name();
+  const fs::path dir = up(name, 2, "1gbit");
+  const auto record = cluster::read_record(name);
+  ASSERT_TRUE(record.has_value());
+  EXPECT_TRUE(fs::exists(dir / "hostfile") && fs::exists(dir / "rsh-agent") && fs::exists(dir / "mca-params.conf"));
+
+  const Outcome status = testing::dtbench("cluster status " + name);
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_NE(status.output.find("tbf rate 1Gbit"), std::string::npos) << status.output;
+  const Outcome hostname = testing::dtbench("cluster exec " + name + " 1 -- hostname");
+  EXPECT_EQ(hostname.output, name + "-h1\n");
+
+  // Both directions, each shaped at both ends of its path: within 20 % of 1 Gbit/s.
+  for (const auto& [from, to] : {std::pair{0, 1}, std::pair{1, 0}}) {
+    const auto stream = testing::tcp_stream(cluster::namespace_name(name, from), cluster::namespace_name(name, to),
+                                            cluster::host_address(record->slot, to), 1.0);
+    ASSERT_TRUE(stream.connected) << "host " << from << " could not connect to host " << to;
+    std::printf("host %d -> host %d at 1gbit: %.3f Gbit/s over %.2f s\n", from, to, stream.gbit_per_s(), stream.seconds);
+    EXPECT_NEAR(stream.gbit_per_s(), 1.0, 0.2) << "host " << from << " -> host " << to;
+  }
+
+  // A process left running on a host ends with the cluster (a namespace lives while one holds it).
+  testing::Background left(std::string(DTBENCH_BINARY) + " cluster exec " + name + " 0 -- sh -c 'echo started; exec sleep 60'");
+  ASSERT_EQ(left.wait_for(std::regex("(started)")), "started");
+  const Outcome down = testing::dtbench("cluster down " + name);
+  EXPECT_NE(left.finish(), 0);  // killed, not finished: `finish` returns at once
+  EXPECT_EQ(down.exit_code, 0) << down.output;
+  EXPECT_EQ(cluster_leftovers(name), std::vector<std::string>{});
+  EXPECT_FALSE(fs::exists(dir / "hostfile"));
+  EXPECT_NE(testing::dtbench("cluster down " + name).exit_code, 0);  // gone: no such cluster
+}
+
+TEST_F(Cluster, AClusterWhoseOwnerWasKilledIsRemovedByTheNextStatus) {
+  const pid_t owner = fork();
+  if (owner == 0) {
+    pause();
+    _exit(0);
+  }
+  const std::string name = unique_name();
+  const Outcome made = testing::dtbench(fmt::format("cluster up {} --hosts 2 --dir {} --owner-pid {}", name,
+                                                    (root_ / name).string(), owner));
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  EXPECT_FALSE(cluster_leftovers(name).empty());
+  kill(owner, SIGKILL);
+  waitpid(owner, nullptr, 0);
+  const Outcome status = testing::dtbench("cluster status");
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_NE(status.output.find("removed abandoned cluster " + name), std::string::npos) << status.output;
+  EXPECT_EQ(cluster_leftovers(name), std::vector<std::string>{});
+}
+
+TEST_F(Cluster, WithoutNetAdminUpSaysItNeedsRootAndMakesNothing) {
+  if (testing::shell("command -v setpriv").exit_code != 0) GTEST_SKIP() << "no setpriv to drop root with";
+  const std::string name = unique_name();
+  const Outcome r = testing::shell("setpriv --reuid 65534 --regid 65534 --clear-groups " + std::string(DTBENCH_BINARY) +
+                                   " cluster up " + name + " --hosts 2");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("needs root (CAP_NET_ADMIN)"), std::string::npos) << r.output;
+  EXPECT_EQ(cluster_leftovers(name), std::vector<std::string>{});
+}
+
+TEST_F(Cluster, MpirunAcrossTwoHostsRunsDoctorAndRingTrainingMatchesSharedMemory) {
+  const std::string name = unique_name();
+  const fs::path dir = up(name, 2, "10gbit");
+  const std::string across = std::string(MPIEXEC) + " --mca mca_param_files " + (dir / "mca-params.conf").string() +
+                             " --hostfile " + (dir / "hostfile").string() + " -np 2 " + DTBENCH_BINARY;
+  const Outcome doctor = testing::shell("timeout 60 " + across + " doctor --timeout-s 5");
+  EXPECT_EQ(doctor.exit_code, 0) << doctor.output;
+  EXPECT_NE(doctor.output.find("(host " + name + "-h0, local rank 0): PASS"), std::string::npos) << doctor.output;
+  EXPECT_NE(doctor.output.find("(host " + name + "-h1, local rank 0): PASS"), std::string::npos) << doctor.output;
+
+  // An interface one host lacks is a FAIL naming that host, not a PASS on another interface.
+  const Outcome missing = testing::shell("timeout 60 " + across + " doctor --timeout-s 5 --iface nosuch0");
+  EXPECT_NE(missing.exit_code, 0) << missing.output;
+  EXPECT_NE(missing.output.find("(host " + name + "-h1, local rank 0): FAIL"), std::string::npos) << missing.output;
+  EXPECT_NE(missing.output.find("no interface nosuch0"), std::string::npos) << missing.output;
+
+  synth("idx", 512, 64, "data");
+  const std::string train = " train --set model=lenet5 --set dataset.format=idx --set dataset.path=" +
+                            (root_ / "data").string() + " --set threads=1 --set seed=11 --set steps=5 --set batch=16" +
+                            " --set save_weights=true --set transport=ring --set output=";
+  const Outcome hosts = testing::shell("timeout 120 " + across + train + (root_ / "hosts").string());
+  ASSERT_EQ(hosts.exit_code, 0) << hosts.output;
+  const Outcome local = testing::shell("timeout 120 " + testing::mpirun(2) + train + (root_ / "local").string());
+  ASSERT_EQ(local.exit_code, 0) << local.output;
+  const auto got = testing::read_weights(testing::only_child(root_ / "hosts") / "weights.bin");
+  const auto expected = testing::read_weights(testing::only_child(root_ / "local") / "weights.bin");
+  ASSERT_FALSE(expected.empty());
+  // The same ring, the same order of sums: bit for bit, whether the bytes crossed TCP or memory.
+  EXPECT_EQ(got, expected);
+  const auto report = testing::read_json(testing::only_child(root_ / "hosts") / "report.json");
+  EXPECT_EQ(report["world"], 2);
+  EXPECT_TRUE(report["transport_summary"]["weights_identical"].get<bool>());
+}
+
+}  // namespace
+}  // namespace dtbench

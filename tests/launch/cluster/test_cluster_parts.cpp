@@ -1,0 +1,105 @@
+// The cluster's parts that need no root: names, addresses, link rates, the command runner and the
+// files mpirun reads.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "core/util/error.h"
+#include "launch/cluster/cluster_files.h"
+#include "launch/cluster/command_runner.h"
+#include "launch/cluster/naming.h"
+#include "launch/cluster/network.h"
+
+namespace dtbench::cluster {
+namespace {
+
+TEST(ClusterNaming, AcceptsShortLowercaseNamesAndRejectsTheRestNamingTheValue) {
+  for (const char* good : {"a", "c1", "ring-2", "12345678"}) EXPECT_NO_THROW(validate_name(good)) << good;
+  for (const char* bad : {"", "Big", "-lead", "a_b", "123456789", "a b", "a/b", "a;rm"}) {
+    try {
+      validate_name(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const InputError& error) {
+      EXPECT_NE(std::string(error.what()).find(std::string("'") + bad + "'"), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(ClusterNaming, InterfaceNamesFitTheKernelsLimitAndNeverCollideAcrossClusters) {
+  EXPECT_EQ(host_veth_name("12345678", kMaxHosts - 1).size(), 15u);
+  EXPECT_EQ(bridge_name("c1"), "dtb-c1");
+  EXPECT_EQ(namespace_name("c1", 3), "dtb-c1-h3");
+  // Cluster "a" with host 1 against cluster "a-1": veth, bridge and namespace names differ.
+  EXPECT_NE(host_veth_name("a", 1), bridge_name("a-1"));
+  EXPECT_NE(namespace_name("a", 1), namespace_name("a-h1", 0));
+}
+
+TEST(ClusterNaming, AddressesStayInsideTheBenchmarkingRange) {
+  EXPECT_EQ(subnet(0), "198.18.0.0/24");
+  EXPECT_EQ(host_address(0, 0), "198.18.0.1");
+  EXPECT_EQ(bridge_address(3), "198.18.3.254");
+  EXPECT_EQ(subnet(kSlotCount - 1), "198.19.255.0/24");
+  EXPECT_THROW(subnet(kSlotCount), LogicError);
+  EXPECT_THROW(subnet(-1), LogicError);
+}
+
+TEST(ClusterNaming, LinkRatesParseToBitsPerSecond) {
+  EXPECT_DOUBLE_EQ(parse_link_rate("1gbit").bits_per_second, 1e9);
+  EXPECT_DOUBLE_EQ(parse_link_rate("2.5gbit").bits_per_second, 2.5e9);
+  EXPECT_DOUBLE_EQ(parse_link_rate("500mbit").bits_per_second, 5e8);
+  EXPECT_FALSE(parse_link_rate("none").shaped());
+  for (const char* bad : {"", "fast", "1gbps", "0gbit", "-1gbit", "1 gbit", "gbit"}) {
+    EXPECT_THROW(parse_link_rate(bad), InputError) << bad;
+  }
+  // tbf's bucket: 4 ms of traffic, at least 256 KiB.
+  EXPECT_EQ(tbf_burst_bytes(parse_link_rate("1gbit")), 500000);
+  EXPECT_EQ(tbf_burst_bytes(parse_link_rate("10mbit")), 262144);
+}
+
+TEST(CommandRunner, CollectsOutputAndExitCodeWithoutAShell) {
+  const CommandResult echo = run_command({"echo", "a;b", "$HOME"});
+  EXPECT_EQ(echo.exit_code, 0);
+  EXPECT_EQ(echo.output, "a;b $HOME\n");  // arguments are passed as they are, never interpreted
+  const CommandResult failing = run_command({"sh", "-c", "echo oops >&2; exit 3"});
+  EXPECT_EQ(failing.exit_code, 3);
+  EXPECT_EQ(failing.output, "oops\n");
+  try {
+    check_command({"sh", "-c", "echo oops >&2; exit 3"});
+    ADD_FAILURE() << "no error";
+  } catch (const IoError& error) {
+    EXPECT_NE(std::string(error.what()).find("exit 3"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("oops"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(run_command({"/nonexistent/program"}).exit_code, 127);
+}
+
+TEST(CommandRunner, ACommandPastItsDeadlineIsKilledWithAnError) {
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(run_command({"sleep", "30"}, 0.3), IoError);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(ClusterFiles, MpirunIsToldTheHostsTheAgentAndTheSubnet) {
+  ClusterRecord r;
+  r.name = "c1";
+  r.slot = 2;
+  r.hosts = 2;
+  r.slots_per_host = 4;
+  r.link_rate = "1gbit";
+  r.dir = "/tmp/c1";
+  EXPECT_NE(hostfile_text(r).find("198.18.2.1 slots=4\n198.18.2.2 slots=4\n"), std::string::npos);
+  const std::string mca = mca_params_text(r);
+  EXPECT_NE(mca.find("plm_rsh_agent = /tmp/c1/rsh-agent\n"), std::string::npos) << mca;
+  EXPECT_NE(mca.find("btl = self,vader,tcp\n"), std::string::npos) << mca;
+  EXPECT_NE(mca.find("btl_tcp_if_include = 198.18.2.0/24\n"), std::string::npos) << mca;
+  EXPECT_NE(mca.find("oob_tcp_if_include = 198.18.2.0/24\n"), std::string::npos) << mca;
+  const std::string agent = rsh_agent_text(r);
+  EXPECT_NE(agent.find("198.18.2.2|c1-h1) ns=dtb-c1-h1 name=c1-h1 ;;"), std::string::npos) << agent;
+  const auto argv = on_host_argv(r, 1, {"echo", "x y"});
+  EXPECT_EQ(argv.front(), "ip");
+  EXPECT_EQ(argv[3], "dtb-c1-h1");
+  EXPECT_EQ(argv.back(), "x y");  // one argument still
+}
+
+}  // namespace
+}  // namespace dtbench::cluster
