@@ -15,21 +15,6 @@ namespace {
 
 using grpc::StatusCode;
 
-// A whole, valid push for shard 0 of one shard: every key, gradient 0.5 everywhere.
-std::vector<ps::PushChunk> valid_push(const KeyIndex& index, int worker, int64_t version, std::vector<float>& storage) {
-  storage.assign(static_cast<size_t>(index.float_count), 0.5f);
-  SliceWriter writer(index, storage.data(), 64 * 1024);
-  std::vector<ps::PushChunk> chunks;
-  while (!writer.done()) {
-    ps::PushChunk chunk;
-    chunk.set_worker(worker);
-    chunk.set_version(version);
-    writer.fill(chunk.mutable_slices());
-    chunks.push_back(std::move(chunk));
-  }
-  return chunks;
-}
-
 void set_float(ps::KeySlice& slice, size_t i, float value) {
   std::memcpy(slice.mutable_data()->data() + i * sizeof(float), &value, sizeof(float));
 }
@@ -90,14 +75,13 @@ TEST(Security, GeneratedTokensAre32RandomBytesInHex) {
 TEST_F(Access, WithoutTheTokenEveryCallIsUnauthenticated) {
   start("s3cret-token");
   RawClient raw(servers_[0].address());
-  std::vector<float> storage;
   for (const std::string& token : {std::string(), std::string("wrong"), std::string("s3cret-tokeN"),
                                    std::string("s3cret-token-and-more")}) {
     SCOPED_TRACE("token '" + token + "'");
     grpc::Status status = raw.register_worker(token, 0);
     EXPECT_EQ(status.error_code(), StatusCode::UNAUTHENTICATED);
     EXPECT_NE(status.error_message().find("token"), std::string::npos) << status.error_message();
-    EXPECT_EQ(raw.push(token, valid_push(index_, 0, 0, storage)).error_code(), StatusCode::UNAUTHENTICATED);
+    EXPECT_EQ(raw.push(token, whole_push(index_, 0, 0, 0.5f)).error_code(), StatusCode::UNAUTHENTICATED);
     EXPECT_EQ(raw.pull(token, 0).error_code(), StatusCode::UNAUTHENTICATED);
     EXPECT_EQ(raw.stats(token).error_code(), StatusCode::UNAUTHENTICATED);
     EXPECT_EQ(raw.publish(token, "test-run").error_code(), StatusCode::UNAUTHENTICATED);
@@ -134,8 +118,7 @@ TEST_F(Access, MalformedRequestsAreInvalidArgumentAndChangeNothing) {
   start("");
   RawClient raw(servers_[0].address());
   ASSERT_TRUE(raw.register_worker("", 0).ok());
-  std::vector<float> storage;
-  const auto valid = valid_push(index_, 0, 0, storage);
+  const auto valid = whole_push(index_, 0, 0, 0.5f);
   ASSERT_GT(valid.size(), 1u);
 
   struct Case {
@@ -192,8 +175,7 @@ TEST_F(Access, WorkersOfAnotherRunOrWorldAreRefused) {
   EXPECT_EQ(raw.register_worker("", 0, 4).error_code(), StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(raw.publish("", "another-run").error_code(), StatusCode::FAILED_PRECONDITION);
   // An unregistered worker may not push.
-  std::vector<float> storage;
-  EXPECT_EQ(raw.push("", valid_push(index_, 0, 0, storage)).error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(raw.push("", whole_push(index_, 0, 0, 0.5f)).error_code(), StatusCode::FAILED_PRECONDITION);
   expect_untouched();
 
   auto model = small_model();
