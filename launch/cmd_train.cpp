@@ -123,7 +123,9 @@ Worker join_run(const Blueprint& bp, const TrainOptions& options) {
     worker.channel = make_ps_channel(ps_options, options.rank, options.world);
   } else if (allreduce || MpiSession::launched_by_mpi()) {
     if (!bp.comm.iface.empty()) setenv("OMPI_MCA_btl_tcp_if_include", bp.comm.iface.c_str(), 1);
-    const WaitPolicy policy{.timeout_seconds = bp.comm.timeout_s, .stop_requested = [] { return stop_signal != 0; }};
+    WaitPolicy policy;
+    policy.timeout_seconds = bp.comm.timeout_s;
+    policy.stop_requested = [] { return stop_signal != 0; };
     worker.mpi = std::make_unique<MpiSession>(policy);
     try {
       connect_over_mpi(bp, options, policy, worker);

@@ -3,6 +3,9 @@
 // random batches, servers started in-process on free loopback ports, workers as threads.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -141,6 +144,22 @@ inline std::vector<float> values_of(const Model& model) {
 class PsTest : public ::testing::Test {
  protected:
   void SetUp() override { blas::set_threads(1); }
+};
+
+// A parameter-server test with a fresh output directory of its own (named by the test and the
+// process, so parallel test processes never share one), removed afterwards.
+class PsDirTest : public PsTest {
+ protected:
+  void SetUp() override {
+    PsTest::SetUp();
+    const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = std::filesystem::temp_directory_path() / ("dtbench-ps-" + test + "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path dir_;
 };
 
 }  // namespace dtbench::pstest

@@ -11,16 +11,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class Checkpoint : public PsTest {
+class Checkpoint : public PsDirTest {
  protected:
-  void SetUp() override {
-    PsTest::SetUp();
-    dir_ = fs::temp_directory_path() /
-           ("dtbench-ps-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // One worker of a one-worker sync run doing steps [first, last).
   static void train(PsTransport& transport, Model& model, int first, int last) {
@@ -29,8 +21,6 @@ class Checkpoint : public PsTest {
       transport.finish_step(model, step);
     }
   }
-
-  fs::path dir_;
 };
 
 TEST_F(Checkpoint, RestoredServerResumesAtTheSavedVersionBitIdentically) {

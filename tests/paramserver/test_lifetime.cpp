@@ -15,22 +15,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class Lifetime : public PsTest {
+class Lifetime : public PsDirTest {
  protected:
-  void SetUp() override {
-    PsTest::SetUp();
-    dir_ = fs::temp_directory_path() /
-           ("dtbench-ps-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   nlohmann::json server_report() {
     std::ifstream in(dir_ / "server-0.json");
     return in ? nlohmann::json::parse(in) : nlohmann::json();
   }
-
-  fs::path dir_;
 };
 
 TEST_F(Lifetime, SyncServerEndsWhenAWorkerIsSilentPastTheTimeout) {

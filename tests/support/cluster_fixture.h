@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "launch/cluster/naming.h"
 #include "launch/cluster/registry.h"
 #include "support/cli_helpers.h"
@@ -48,7 +50,7 @@ class ClusterTest : public MpirunTest {
 
   // A name no other test process uses ("t" + pid + a letter per cluster of this test).
   std::string unique_name() {
-    const std::string name = "t" + std::to_string(getpid() % 1000000) + static_cast<char>('a' + made_.size());
+    const std::string name = fmt::format("t{}{}", getpid() % 1000000, static_cast<char>('a' + made_.size()));
     made_.push_back(name);
     return name;
   }
