@@ -25,11 +25,12 @@ namespace fs = std::filesystem;
 volatile std::sig_atomic_t sweep_stop_signal = 0;
 void request_sweep_stop(int signal) { sweep_stop_signal = signal; }
 
-bool interrupted() { return sweep_stop_signal != 0; }
+// What every wait of the sweep polls: SIGINT or SIGTERM arrived.
+bool stop_requested() { return sweep_stop_signal != 0; }
 
 // Written beside the final path and renamed into place, so a synthesis that is interrupted never
 // leaves a half-written data set that a later start would take for a whole one.
-void synthesize_data(const SweepSynthesis& s, const fs::path& sweep_dir, const std::function<bool()>& interrupted) {
+void synthesize_data(const SweepSynthesis& s, const fs::path& sweep_dir) {
   if (fs::exists(s.path)) return;
   spdlog::info("writing synthetic {} data to {} ({} train / {} test samples)", s.format, s.path, s.train, s.test);
   const fs::path partial = fs::path(s.path).lexically_normal().string() + ".partial";
@@ -37,7 +38,7 @@ void synthesize_data(const SweepSynthesis& s, const fs::path& sweep_dir, const s
   ChildProcess synth({dtbench_executable().string(), "data", "synth", "--format", s.format, "--out", partial.string(),
                       "--train", std::to_string(s.train), "--test", std::to_string(s.test)},
                      sweep_dir / "synthesize.log");
-  const auto status = synth.wait_until(ChildProcess::Clock::time_point::max(), interrupted);
+  const auto status = synth.wait_until(ChildProcess::Clock::time_point::max(), stop_requested);
   if (!status) synth.terminate(1.0);
   if (!status || *status != 0) {
     fs::remove_all(partial);
@@ -64,15 +65,14 @@ std::vector<fs::path> representative_runs(const SweepResults& results) {
   return dirs;
 }
 
-void write_breakdown_report(const SweepResults& results, const fs::path& sweep_dir,
-                            const std::function<bool()>& interrupted) {
+void write_breakdown_report(const SweepResults& results, const fs::path& sweep_dir) {
   const std::vector<fs::path> dirs = representative_runs(results);
   if (dirs.empty()) return;
   std::vector<std::string> argv = {dtbench_executable().string(), "report"};
   for (const auto& dir : dirs) argv.push_back(dir.string());
   argv.insert(argv.end(), {"--out", (sweep_dir / "report").string()});
   ChildProcess report(argv, sweep_dir / "report.log");
-  const auto status = report.wait_until(ChildProcess::Clock::now() + std::chrono::minutes(5), interrupted);
+  const auto status = report.wait_until(ChildProcess::Clock::now() + std::chrono::minutes(5), stop_requested);
   if (!status || *status != 0) {
     report.terminate(1.0);
     spdlog::warn("the breakdown report failed; see {}", (sweep_dir / "report.log").string());
@@ -125,7 +125,7 @@ ConfigurationResult run_configuration(const SweepBlueprint& sweep, const SweepCo
   }
   const fs::path dir = sweep_dir / c.id;
   check_or_record_settings(dir, c);
-  for (int64_t k = 0; k < runs_per_configuration && !interrupted(); ++k) {
+  for (int64_t k = 0; k < runs_per_configuration && !stop_requested(); ++k) {
     const bool warmup = k < sweep.warmup;
     const int64_t repetition = warmup ? k + 1 : k - sweep.warmup + 1;
     const fs::path run_dir = dir / fmt::format("{}-{}", warmup ? "warmup" : "rep", repetition);
@@ -135,7 +135,7 @@ ConfigurationResult run_configuration(const SweepBlueprint& sweep, const SweepCo
       result.runs.push_back(*kept);
       continue;
     }
-    SweepRun run = run_repetition(sweep, c, run_dir, repetition, warmup, interrupted);
+    SweepRun run = run_repetition(sweep, c, run_dir, repetition, warmup, stop_requested);
     ++progress.ran;
     fmt::print("[{}/{}] {} {} {}: {} in {:.1f} s{}\n", progress.done, progress.total, c.id,
                warmup ? "warm-up" : "repetition", repetition, run.status, run.process_seconds,
@@ -172,21 +172,21 @@ void run_sweep(const SweepOptions& options) {
   adopt_orphaned_descendants();  // a rank whose mpirun was killed is still ours to stop
   std::signal(SIGINT, request_sweep_stop);
   std::signal(SIGTERM, request_sweep_stop);
-  for (const auto& synthesis : sweep.synthesize) synthesize_data(synthesis, sweep_dir, interrupted);
+  for (const auto& synthesis : sweep.synthesize) synthesize_data(synthesis, sweep_dir);
   SweepProgress progress{.total = configurations.size() * static_cast<size_t>(sweep.warmup + sweep.repetitions)};
   std::vector<ConfigurationResult> collected;
   for (const auto& c : configurations) {
     collected.push_back(run_configuration(sweep, c, sweep_dir, progress));
-    if (interrupted()) break;
+    if (stop_requested()) break;
   }
   const SweepResults results = summarize_sweep(sweep, collected);
   write_sweep_results(sweep, results, sweep_dir);
   print_results(sweep, results, sweep_dir, progress);
-  if (interrupted()) {
+  if (stop_requested()) {
     throw std::runtime_error(fmt::format("sweep interrupted by signal {}; start it again to resume where it stopped",
                                          static_cast<int>(sweep_stop_signal)));
   }
-  if (options.report) write_breakdown_report(results, sweep_dir, interrupted);
+  if (options.report) write_breakdown_report(results, sweep_dir);
 }
 
 }  // namespace dtbench
