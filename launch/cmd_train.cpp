@@ -22,9 +22,12 @@
 #include "core/util/blas.h"
 #include "core/util/error.h"
 #include "launch/blueprint/blueprint.h"
+#include "launch/cluster/whereabouts.h"
 #include "launch/commands.h"
+#include "launch/monitor/interface_traffic.h"
 #include "launch/monitor/resource_sampler.h"
 #include "launch/run_directory.h"
+#include "launch/report/network.h"
 #include "launch/report/run_summary.h"
 #include "paramserver/register.h"
 
@@ -156,6 +159,13 @@ std::string create_run_directory(const Blueprint& bp, const TrainOptions& option
 
 // This worker's reports, written after every epoch and, when the run fails, from whichever thread
 // notices (the watchdog's, while the training thread is blocked in MPI): hence the lock.
+// Where the workers ran and what their links carried (report/network.h), from their reports.
+nlohmann::json run_network(const std::vector<std::string>& worker_reports, const std::string& transport) {
+  std::vector<nlohmann::json> reports;
+  for (const auto& report : worker_reports) reports.push_back(nlohmann::json::parse(report, nullptr, false));
+  return network_json(reports, transport);
+}
+
 class Reports {
  public:
   Reports(RunSummary& summary, ResourceSampler& sampler, Transport& transport)
@@ -173,6 +183,11 @@ class Reports {
   }
   const std::vector<std::string>& workers() const { return workers_; }
   void training_started() { training_started_ = true; }
+  // This rank's interface traffic so far, into the summary it sends rank 0.
+  void note_traffic() {
+    const std::lock_guard lock(mutex_);
+    summary_.network["interfaces"] = traffic_.since_start();
+  }
 
   void write() {
     const std::lock_guard lock(mutex_);
@@ -190,11 +205,13 @@ class Reports {
  private:
   void write_locked() {
     if (!run_) return;  // rank 0 has not named the directory yet
+    summary_.network["interfaces"] = traffic_.since_start();
     nlohmann::json own = report_json(summary_);
     own["transport_summary"] = transport_.summary();
     own["resources"] = sampler_.summary();
     run_->write(fmt::format("worker-{}.json", summary_.rank), own.dump(2) + "\n");
     if (summary_.rank != 0) return;
+    own["network"] = workers_.empty() ? network_json({own}, summary_.transport) : run_network(workers_, summary_.transport);
     if (!workers_.empty()) own["workers"] = workers_json(workers_);
     run_->write("report.json", own.dump(2) + "\n");
   }
@@ -206,6 +223,7 @@ class Reports {
   std::optional<RunDirectory> run_;
   std::vector<std::string> workers_;
   std::atomic<bool> training_started_ = false;
+  const InterfaceTraffic traffic_;  // counted from the run's start
 };
 
 // While it lives, a failure anywhere in the job (this rank's, or one another rank announces) writes
@@ -234,6 +252,7 @@ RunSummary start_summary(const Blueprint& bp, const Worker& worker, const Datase
                    {"input", model.sample_input_shape()},
                    {"classes", model.classes()}};
   summary.clock_read_seconds = Profiler::clock_cost_seconds();
+  if (const auto host = cluster::this_host()) summary.network["cluster"] = cluster::to_json(*host);
   return summary;
 }
 
@@ -241,7 +260,10 @@ void print_results(const Blueprint& bp, const RunSummary& summary, const Model& 
   fmt::print("\n{} on {} — {} worker(s), transport {}, BLAS core {} ({}), {} threads per worker\n", model.name(),
              bp.data.path, summary.world, bp.transport, blas::core_name(), blas::core_selection(), blas::threads());
   fmt::print("{}\n{}", epochs_table(summary.epochs), breakdown_table(summary.epochs));
-  if (!reports.workers().empty()) fmt::print("\n{}", workers_table(reports.workers()));
+  if (!reports.workers().empty()) {
+    fmt::print("\n{}", workers_table(reports.workers()));
+    fmt::print("\n{}", network_text(run_network(reports.workers(), bp.transport)));
+  }
   const EpochResult& last = summary.epochs.back();
   if (!last.operators.empty()) {
     fmt::print("\n{}", operators_table(last.operators, last.phases.steps));
@@ -314,6 +336,7 @@ void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summa
     summary.wall_seconds = epoch.wall_seconds;
     sampler.add_transport_bytes(epoch.sync_total.bytes_sent, epoch.sync_total.bytes_received);
     // A collective: all ranks reach it together; rank 0's report.json holds every worker's phases.
+    reports.note_traffic();
     if (worker.world() > 1) reports.set_workers(worker.channel->gather(report_json(summary).dump()));
     reports.write();
     if (rank == 0) {

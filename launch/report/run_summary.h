@@ -24,6 +24,7 @@ struct RunSummary {
   int rank = 0;
   int world = 1;
   double clock_read_seconds = 0.0;  // cost of one clock read, for the profiler-overhead estimate
+  nlohmann::json network;           // this rank's cluster host and interface traffic (network.h)
   std::vector<EpochResult> epochs;
   double wall_seconds = 0.0;
 };

@@ -118,6 +118,17 @@ TEST_F(Cluster, MpirunAcrossTwoHostsRunsDoctorAndRingTrainingMatchesSharedMemory
   const auto report = testing::read_json(testing::only_child(root_ / "hosts") / "report.json");
   EXPECT_EQ(report["world"], 2);
   EXPECT_TRUE(report["transport_summary"]["weights_identical"].get<bool>());
+  // The report names the cluster and the path: TCP between the hosts, and the bytes crossed eth0 —
+  // at least the gradients rank 0 sent (5 steps x LeNet-5's 61,706 floats, half each way in a ring).
+  const auto& network = report["network"];
+  EXPECT_EQ(network["cluster"]["name"], name) << network.dump(2);
+  EXPECT_EQ(network["cluster"]["link"], "10gbit");
+  EXPECT_EQ(network["pairs"][0]["path"], "TCP");
+  EXPECT_EQ(network["ranks"][1]["host"], name + "-h1");
+  EXPECT_GT(network["ranks"][0]["interfaces"]["eth0"]["sent_bytes"].get<double>(), 5 * 61706 * 4 / 2.0);
+  const auto local_report = testing::read_json(testing::only_child(root_ / "local") / "report.json");
+  EXPECT_EQ(local_report["network"]["pairs"][0]["path"], "shared memory");
+  EXPECT_FALSE(local_report["network"].contains("cluster"));
 }
 
 // A host's link cut mid-run: the rank waiting on it times out within comm.timeout_s and names the
