@@ -29,6 +29,7 @@
 #include "launch/run_directory.h"
 #include "launch/report/network.h"
 #include "launch/report/run_summary.h"
+#include "paramserver/in_flight_calls.h"
 #include "paramserver/register.h"
 
 namespace dtbench {
@@ -411,6 +412,9 @@ void run_training(const TrainOptions& options) {
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
   const Blueprint bp = resolve_blueprint(options);
+  // A stop cancels the parameter-server calls in flight, so that a worker blocked on a server it
+  // cannot reach says which one before it goes (paramserver/in_flight_calls.h).
+  const CancelCallsOnStop cancel_on_stop([] { return stop_signal != 0; });
   Worker worker = join_run(bp, options);
   try {
     train_as_worker(bp, options, worker);

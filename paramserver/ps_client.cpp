@@ -1,5 +1,9 @@
 #include "paramserver/ps_client.h"
 
+#include <future>
+
+#include <fmt/ranges.h>
+
 #include "core/util/error.h"
 
 namespace dtbench {
@@ -62,6 +66,27 @@ PushResult PsClient::push(int shard, int64_t version, std::span<const float> gra
 
 PullResult PsClient::pull(int shard, std::span<float> values) {
   return connection(shard).pull(options_.worker, index(shard), values.data());
+}
+
+std::string PsClient::roll_call_text(double seconds) {
+  std::vector<std::future<bool>> answers;
+  for (auto& connection : connections_) {
+    answers.push_back(std::async(std::launch::async, [&connection, seconds] { return connection->answers_within(seconds); }));
+  }
+  std::vector<std::string> silent;
+  std::vector<int> answered;
+  for (size_t shard = 0; shard < answers.size(); ++shard) {
+    if (answers[shard].get()) {
+      answered.push_back(static_cast<int>(shard));
+    } else {
+      silent.push_back(fmt::format("parameter server {} (shard {})", connections_[shard]->address(), shard));
+    }
+  }
+  if (silent.empty()) return fmt::format("every parameter server answered within {:.1f} s", seconds);
+  return fmt::format("silent: {} did not answer within {:.1f} s{}", fmt::join(silent, ", "), seconds,
+                     answered.empty() ? std::string()
+                                      : fmt::format(" (shard{} {} did)", answered.size() > 1 ? "s" : "",
+                                                    fmt::join(answered, ", ")));
 }
 
 }  // namespace dtbench

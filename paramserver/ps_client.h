@@ -40,6 +40,10 @@ class PsClient {
   // placement gives it (same model, ps.key_kb and ps.placement), else InputError.
   std::vector<ps::RegisterReply> register_all();
   PushResult push(int shard, int64_t version, std::span<const float> grads);
+  // Asks every server at once whether it answers within `seconds`: "silent: parameter server
+  // H:P (shard 2) did not answer within 1.0 s (shards 0, 1 did)". After a failed push or pull, the
+  // server a worker waited on is often not the one that is gone (a sync push waits for all workers).
+  std::string roll_call_text(double seconds);
   PullResult pull(int shard, std::span<float> values);
 
   // fn(shard) for every shard at once (this thread takes shard 0); the first failure is rethrown

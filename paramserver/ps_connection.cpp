@@ -8,6 +8,7 @@
 
 #include "core/util/clock.h"
 #include "core/util/error.h"
+#include "paramserver/in_flight_calls.h"
 
 namespace dtbench {
 
@@ -74,12 +75,18 @@ void PsConnection::call(const std::string& what, double timeout_seconds, bool pa
     grpc::ClientContext context;
     set_deadline(context, timeout_seconds);
     attach_token(context, options_.security.auth_token);
-    const grpc::Status status = attempt(context);
+    grpc::Status status;
+    {
+      const InFlightCall in_flight(context);
+      status = attempt(context);
+    }
     if (status.ok()) return;
     const double elapsed = seconds_since(start);
+    const bool stopped = in_flight_calls_cancelled();
     const bool again = patient ? elapsed + backoff < options_.connect_timeout_seconds : attempts <= options_.retries;
-    if (status.error_code() != grpc::StatusCode::UNAVAILABLE || !again) {
-      const std::string cause = status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE || !again || stopped) {
+      const std::string cause = stopped ? "the worker was stopped while it waited for this server"
+                                : status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
                                     ? fmt::format("no answer within {} s", timeout_seconds)
                                     : status.error_message();
       throw_status(fmt::format("parameter server {} (shard {}): {} failed after {} attempt(s) in {:.1f} s: {}: {}",
@@ -173,6 +180,14 @@ ps::StatsReply PsConnection::stats() {
   call("stats", options_.call_timeout_seconds, false,
        [&](grpc::ClientContext& context) { return stub_->Stats(&context, ps::StatsRequest(), &reply); });
   return reply;
+}
+
+bool PsConnection::answers_within(double seconds) {
+  grpc::ClientContext context;
+  set_deadline(context, seconds);
+  attach_token(context, options_.security.auth_token);
+  ps::StatsReply reply;
+  return stub_->Stats(&context, ps::StatsRequest(), &reply).ok();
 }
 
 ps::CheckpointReply PsConnection::checkpoint() {

@@ -57,6 +57,9 @@ class PsConnection {
   // The values of `index`'s keys, written into `base` (the arena's values).
   PullResult pull(int worker, const KeyIndex& index, float* base);
   ps::StatsReply stats();
+  // One Stats call within `seconds`, no retry, never cancelled by a stop: whether the server
+  // answers at all (a roll call after a failure, ps_client.h).
+  bool answers_within(double seconds);
   ps::CheckpointReply checkpoint();
   bool shutdown(int worker);
   void publish(const std::string& run_id, const std::string& name, const std::string& value);

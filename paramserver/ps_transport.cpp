@@ -14,6 +14,12 @@
 namespace dtbench {
 
 namespace {
+// How long a roll call of the servers waits, after a failure: far beyond a round trip, and short
+// beside the second mpirun allows a stopped rank before SIGKILL.
+constexpr double kRollCallSeconds = 0.5;
+}  // namespace
+
+namespace {
 
 using Clock = std::chrono::steady_clock;
 
@@ -65,6 +71,15 @@ void PsTransport::start(Model& model) {
 
 void PsTransport::synchronize(Model& model, int64_t, SyncTimes& times) {
   DTB_CHECK(client_ != nullptr, "{}: synchronize before start", name());
+  try {
+    push_and_pull(model, times);
+  } catch (const IoError& error) {
+    // Which servers still answer: the one this worker waited on may only wait for another.
+    throw IoError(fmt::format("{}; {}", error.what(), client_->roll_call_text(kRollCallSeconds)));
+  }
+}
+
+void PsTransport::push_and_pull(Model& model, SyncTimes& times) {
   ParamArena& arena = model.arena();
   const auto push_start = Clock::now();
   const auto pushes = client_->for_each_shard(

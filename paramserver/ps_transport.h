@@ -59,6 +59,7 @@ class PsTransport final : public Transport {
   void update(Model&, int64_t) override {}
 
  private:
+  void push_and_pull(Model& model, SyncTimes& times);
   PsTransportOptions options_;
   std::unique_ptr<KeyPlacement> placement_;
   std::unique_ptr<PsClient> client_;

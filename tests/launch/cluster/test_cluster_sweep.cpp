@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "launch/cluster/naming.h"
 #include "support/cluster_fixture.h"
 
 namespace dtbench {
@@ -133,6 +134,48 @@ TEST_F(ClusterSweep, EveryTransportAcrossThreeHostsEndsWithTheWeightsOfOneHost) 
     }
     for (float w : got) ASSERT_TRUE(std::isfinite(w));
   }
+}
+
+// The host of a parameter server and a worker cut off mid-run: the run ends in bounded time, and the
+// workers on the other hosts name that server (not the one their sync push happened to wait on);
+// the cut-off worker names the servers it lost. Nothing of the cluster is left.
+TEST_F(ClusterSweep, AServerWhoseHostIsCutOffIsNamedByTheWorkers) {
+  synth("idx", 2048, 64, "data");
+  const fs::path file = root_ / "cut.yaml";
+  std::ofstream(file) << fmt::format(
+      "name: cut\n"
+      "set: {{model: lenet5, dataset.format: idx, dataset.path: {}, epochs: 1000, batch: 16, threads: 1}}\n"
+      "launch: {{cluster: {{hosts: 3, link: 1gbit}}}}\n"
+      "axes: {{transport: [ps-sync]}}\n"
+      "repetitions: 1\nwarmup: 0\ncap_s: 120\noutput: {}\n",
+      (root_ / "data").string(), (root_ / "out").string());
+  testing::Background sweep(fmt::format("{} sweep {} --no-report", DTBENCH_BINARY, file.string()));
+  const std::string name = sweep.wait_for(std::regex(R"(bringing up cluster (\S+):)"));
+  ASSERT_FALSE(name.empty()) << sweep.output();
+  const fs::path run = root_ / "out" / "cut" / "transport=ps-sync" / "rep-1";
+  // Into training: rank 0 has finished an epoch.
+  const auto trained = [&] { return testing::read_text(run / "workers.log").find("epoch 1: test accuracy") != std::string::npos; };
+  for (int i = 0; i < 1200 && !trained(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(trained()) << sweep.output();
+  std::smatch address;
+  const std::string log = testing::read_text(run / "server-2.log");
+  ASSERT_TRUE(std::regex_search(log, address, std::regex(R"(listening on (\S+))"))) << log;
+  const auto cut = std::chrono::steady_clock::now();
+  ASSERT_EQ(testing::shell("ip link set " + cluster::host_veth_name(name, 2) + " down").exit_code, 0);
+  sweep.finish();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - cut).count();
+  fmt::print("host 2 cut to the sweep's end: {:.1f} s\n", seconds);
+  EXPECT_LT(seconds, 60) << sweep.output();
+  const std::string lost = "parameter server " + address[1].str() + " (shard 2) did not answer";
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto report = testing::read_json(run / fmt::format("worker-{}.json", rank));
+    EXPECT_EQ(report["status"], "failed") << rank;
+    EXPECT_NE(report.value("error", "").find(lost), std::string::npos) << rank << ": " << report.dump(2);
+  }
+  const auto cut_off = testing::read_json(run / "worker-2.json");
+  EXPECT_EQ(cut_off["status"], "failed");
+  EXPECT_NE(cut_off.value("error", "").find("(shard 0)"), std::string::npos) << cut_off.dump(2);
+  EXPECT_EQ(cluster_leftovers(name), std::vector<std::string>{});
 }
 
 }  // namespace
