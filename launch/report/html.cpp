@@ -21,7 +21,13 @@ constexpr const char* kStyle =
     // Numbers stay on one line; run names (the first column) may break at their hyphens.
     "td{white-space:nowrap}td:first-child{white-space:normal;min-width:12em}"
     "th:first-child,td:first-child{text-align:left}th{background:#f3f3f3}"
-    ".note{color:#555;font-size:90%;margin-top:2px}.incomplete{color:#b00;font-weight:bold}";
+    ".note{color:#555;font-size:90%;margin-top:2px}.incomplete{color:#b00;font-weight:bold}"
+    ".provenance{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:0 0 8px;font-size:14px}"
+    ".provenance dt{font-weight:bold;color:#444}.provenance dd{margin:0}"
+    ".verdict{background:#eef5ee;border-left:5px solid #2a7a2a;padding:2px 16px 8px;margin:12px 0}"
+    ".verdict h2{border:none;margin-top:10px}.verdict li{margin:3px 0}.verdict .answer{font-weight:bold;font-size:110%}"
+    ".warnings{background:#fff6e0;border-left:5px solid #c80;padding:8px 16px;margin:12px 0}"
+    ".warnings li{margin:3px 0}";
 
 std::string charts_row(const std::vector<std::string>& charts) {
   std::string out = "<div class=\"charts\">\n";
@@ -61,12 +67,14 @@ std::string resources_section(const std::vector<RunRecord>& runs) {
 
 }  // namespace
 
-std::string report_html(const std::vector<RunRecord>& runs, const std::vector<ReportTable>& tables,
+std::string report_html(const std::vector<RunRecord>& runs, const ReportSummary& summary,
+                        const std::vector<ReportTable>& tables,
                         const ReportSettings& settings) {
   std::string out = "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
                     "<meta charset=\"utf-8\"/>\n<title>dtbench report</title>\n<style>";
   out += kStyle;
-  out += "</style>\n</head>\n<body>\n<h1>dtbench report</h1>\n" + runs_list(runs);
+  out += "</style>\n</head>\n<body>\n<h1>dtbench report</h1>\n" + summary_html(summary);
+  out += "<h2>Runs</h2>\n" + runs_list(runs);
   out += "<h2>Phases per step</h2>\n" + phases_chart(runs);
   const auto per_worker = worker_phase_charts(runs);
   if (!per_worker.empty()) out += "<h2>Phases per step, per worker</h2>\n" + charts_row(per_worker);

@@ -7,10 +7,13 @@
 #include "launch/report/run_record.h"
 #include "launch/report/settings.h"
 #include "launch/report/table.h"
+#include "launch/report/verdict_section.h"
 
 namespace dtbench {
 
-std::string report_html(const std::vector<RunRecord>& runs, const std::vector<ReportTable>& tables,
+// The provenance header, verdict and warnings of `summary` open the page.
+std::string report_html(const std::vector<RunRecord>& runs, const ReportSummary& summary,
+                        const std::vector<ReportTable>& tables,
                         const ReportSettings& settings);
 
 }  // namespace dtbench

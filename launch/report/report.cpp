@@ -17,6 +17,7 @@
 #include "launch/report/run_record.h"
 #include "launch/report/tables.h"
 #include "launch/report/trace_merge.h"
+#include "launch/report/verdict_section.h"
 
 namespace dtbench {
 
@@ -24,8 +25,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string markdown(const std::vector<RunRecord>& runs, const std::vector<ReportTable>& tables) {
-  std::string out = "# dtbench report\n\n";
+std::string markdown(const std::vector<RunRecord>& runs, const ReportSummary& summary,
+                     const std::vector<ReportTable>& tables) {
+  std::string out = "# dtbench report\n\n" + summary_markdown(summary) + "## Runs\n\n";
   for (const auto& run : runs) {
     out += fmt::format("- **{}** — transport {}, {} worker(s), {} epoch(s){}\n", run.name, run.transport, run.world,
                        run.epochs.size(), run.complete() ? "" : " — " + incomplete_note(run));
@@ -113,6 +115,10 @@ void write_report(const ReportOptions& options) {
                run.epochs.size(), run.complete() ? "" : "  " + incomplete_note(run));
   }
   for (const auto& table : tables) fmt::print("\n{}", render_text(table));
+  const ReportSummary summary = summarize_runs(runs, settings.target_accuracies);
+  fmt::print("\nVerdict\n");
+  for (const auto& finding : summary.verdict.findings) fmt::print("  {}\n", finding);
+  fmt::print("{}", warnings_text(summary.warnings));
 
   const fs::path out = !options.out.empty() ? fs::path(options.out)
                        : runs.size() == 1    ? fs::path(options.run_dirs.front())
@@ -120,9 +126,9 @@ void write_report(const ReportOptions& options) {
   std::error_code error;
   fs::create_directories(out, error);
   if (error) fail_input("--out {}: cannot create the directory: {}", out.string(), error.message());
-  write_file_atomically(out / "report.md", markdown(runs, tables));
+  write_file_atomically(out / "report.md", markdown(runs, summary, tables));
   write_file_atomically(out / "phases.csv", phases_csv(runs));
-  write_file_atomically(out / "report.html", report_html(runs, tables, settings));
+  write_file_atomically(out / "report.html", report_html(runs, summary, tables, settings));
   fmt::print("\nwritten: {}, {}, {}\n", (out / "report.md").string(), (out / "phases.csv").string(),
              (out / "report.html").string());
   write_timeline(options, runs, out);
