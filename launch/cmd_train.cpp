@@ -245,7 +245,7 @@ RunSummary start_summary(const Blueprint& bp, const Worker& worker, const Datase
 void print_warnings(const std::filesystem::path& run_dir) {
   try {
     std::vector<std::string> warnings;
-    for (const auto& w : run_warnings(load_run(run_dir))) warnings.push_back(w.text);
+    for (const auto& w : run_warnings(load_run(run_dir))) warnings.push_back(w.line());
     if (!warnings.empty()) fmt::print("\n{}", warnings_text(warnings));
   } catch (const std::exception& error) {
     spdlog::warn("no warnings checked: {}", error.what());

@@ -58,7 +58,10 @@ std::string resources_section(const std::vector<RunRecord>& runs) {
       if (!r.gpu_available && !r.gpu_reason.empty()) gpu_reasons.insert(r.gpu_reason);
     }
   }
-  if (charts.empty()) return out + "<p class=\"note\">No resource samples in these reports.</p>\n";
+  if (charts.empty()) {
+    return out + fmt::format("<p class=\"note\">Too few resource samples to draw (fewer than {} per worker; "
+                             "sampled once a second).</p>\n", kFewestResourceSamples);
+  }
   out += charts_row(charts);
   out += "<p class=\"note\">Sampled once a second by each worker. CPU is the process's, in percent of one core.";
   for (const auto& reason : gpu_reasons) out += " GPU not sampled: " + escape_xml(reason) + ".";
@@ -69,11 +72,15 @@ std::string resources_section(const std::vector<RunRecord>& runs) {
 
 std::string report_html(const std::vector<RunRecord>& runs, const ReportSummary& summary,
                         const std::vector<ReportTable>& tables,
-                        const ReportSettings& settings) {
+                        const ReportSettings& settings, const SweepPart& sweep) {
   std::string out = "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
                     "<meta charset=\"utf-8\"/>\n<title>dtbench report</title>\n<style>";
   out += kStyle;
   out += "</style>\n</head>\n<body>\n<h1>dtbench report</h1>\n" + summary_html(summary);
+  if (!sweep.tables.empty() || !sweep.charts.empty()) {
+    out += "<h2>Sweep: every measured repetition</h2>\n" + charts_row(sweep.charts);
+    for (const auto& table : sweep.tables) out += render_html(table);
+  }
   out += "<h2>Runs</h2>\n" + runs_list(runs);
   out += "<h2>Phases per step</h2>\n" + phases_chart(runs);
   const auto per_worker = worker_phase_charts(runs);

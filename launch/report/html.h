@@ -11,9 +11,16 @@
 
 namespace dtbench {
 
-// The provenance header, verdict and warnings of `summary` open the page.
+// A sweep's statistics (sweep_section.h): its tables and its charts, one per workload.
+struct SweepPart {
+  std::vector<ReportTable> tables{};
+  std::vector<std::string> charts{};
+};
+
+// The provenance header, verdict and warnings of `summary` open the page; a sweep's charts (one
+// per workload) follow.
 std::string report_html(const std::vector<RunRecord>& runs, const ReportSummary& summary,
                         const std::vector<ReportTable>& tables,
-                        const ReportSettings& settings);
+                        const ReportSettings& settings, const SweepPart& sweep = {});
 
 }  // namespace dtbench

@@ -60,22 +60,22 @@ std::vector<RunWarning> run_warnings(const RunRecord& run) {
   const RunContext& c = run.context;
   const int workers_on_host = c.most_workers_on_a_host(run.world);
   if (c.cores > 0 && c.threads > 0 && workers_on_host * c.threads > c.cores) {
-    warnings.push_back({"oversubscribed", fmt::format("oversubscribed: {} worker(s) x {} BLAS thread(s) on a host of {} "
+    warnings.push_back({"oversubscribed", fmt::format("{} worker(s) x {} BLAS thread(s) on a host of {} "
                                                       "core(s); workers wait for a core, not only for each other",
                                                       workers_on_host, c.threads, c.cores)});
   }
   const double others = other_busy_cores(run);
   if (std::isfinite(others) && others >= 0.5 && others > kBusyShareOfCores * c.cores) {
-    warnings.push_back({"machine busy", fmt::format("machine busy: other processes kept {:.1f} of {} core(s) busy "
+    warnings.push_back({"machine busy", fmt::format("other processes kept {:.1f} of {} core(s) busy "
                                                     "during the run; its times include waiting for them",
                                                     others, c.cores)});
   }
   if (c.synthetic) {
-    warnings.push_back({"synthetic data", fmt::format("synthetic data ({}): accuracies say nothing about the model, "
+    warnings.push_back({"synthetic data", fmt::format("{}: accuracies say nothing about the model, "
                                                       "only the speed figures carry over", c.data_path)});
   }
   if (const std::string why = divergence(run); !why.empty()) {
-    warnings.push_back({"diverged", fmt::format("diverged: {}; it is credited no time to accuracy", why)});
+    warnings.push_back({"diverged", fmt::format("{}; it is credited no time to accuracy", why)});
   }
   return warnings;
 }

@@ -11,7 +11,8 @@ namespace dtbench {
 
 struct RunWarning {
   std::string kind;  // "oversubscribed" | "machine busy" | "synthetic data" | "diverged"
-  std::string text;  // one sentence naming the numbers behind it
+  std::string text;  // what was seen, with the numbers behind it (without the kind)
+  std::string line() const { return kind + ": " + text; }
 };
 
 // Loss more than this many times epoch 1's training loss: exploding, not noise.

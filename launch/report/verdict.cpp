@@ -77,6 +77,7 @@ std::optional<size_t> common_target(const std::vector<Group>& groups, size_t tar
 }
 
 std::string ranked_text(const Verdict& v, double value) {
+  if (std::isinf(value)) return "not reached";
   return v.by_time ? seconds_text(value) + " s" : fmt::format("{:.0f} images/s", value);
 }
 

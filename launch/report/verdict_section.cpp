@@ -1,6 +1,7 @@
 #include "launch/report/verdict_section.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -76,24 +77,51 @@ std::vector<std::pair<std::string, std::string>> provenance_header(const std::ve
   return known;
 }
 
+// Each run's warnings; a kind that several runs share is said once, with how many and an example.
+std::vector<std::string> grouped_warnings(const std::vector<RunRecord>& runs) {
+  std::vector<std::string> kinds;
+  std::map<std::string, std::vector<std::string>> texts;  // kind -> "run: text"
+  for (const auto& run : runs) {
+    std::vector<RunWarning> warnings = run_warnings(run);
+    if (!run.complete()) warnings.insert(warnings.begin(), {"incomplete", "the run did not complete; it is not in the verdict"});
+    for (const auto& w : warnings) {
+      if (!texts.contains(w.kind)) kinds.push_back(w.kind);
+      texts[w.kind].push_back(runs.size() == 1 ? w.line() : fmt::format("{} ({}): {}", w.kind, run.name, w.text));
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& kind : kinds) {
+    const auto& all = texts[kind];
+    if (all.size() <= 2) {
+      out.insert(out.end(), all.begin(), all.end());
+    } else {
+      out.push_back(fmt::format("{} in {} of {} runs; the first: {}", kind, all.size(), runs.size(), all.front()));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 ReportSummary summarize_runs(const std::vector<RunRecord>& runs, const std::vector<double>& targets,
-                             const std::vector<std::string>& labels) {
+                             const std::vector<std::string>& labels, const std::vector<std::string>& workloads) {
   ReportSummary summary;
   summary.header = provenance_header(runs);
-  std::vector<VerdictRun> verdict_runs;
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<VerdictRun>> by_workload;
   for (size_t i = 0; i < runs.size(); ++i) {
     if (!runs[i].complete() || runs[i].epochs.empty()) continue;  // an incomplete run's figures stop short
-    verdict_runs.push_back(verdict_run(runs[i], targets, i < labels.size() ? labels[i] : ""));
+    const std::string workload = i < workloads.size() ? workloads[i] : "";
+    if (!by_workload.contains(workload)) order.push_back(workload);
+    by_workload[workload].push_back(verdict_run(runs[i], targets, i < labels.size() ? labels[i] : ""));
   }
-  summary.verdict = reach_verdict(verdict_runs, targets);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const std::string who = runs.size() == 1 ? "" : fmt::format("{}: ", runs[i].name);
-    if (!runs[i].complete()) summary.warnings.push_back(who + "did not complete; it is not in the verdict");
-    for (const auto& w : run_warnings(runs[i])) summary.warnings.push_back(who + w.text);
+  for (const auto& workload : order) summary.verdicts.push_back({workload, reach_verdict(by_workload[workload], targets)});
+  summary.warnings = grouped_warnings(runs);
+  for (const auto& [workload, verdict] : summary.verdicts) {
+    for (const auto& caution : verdict.cautions) {
+      summary.warnings.push_back(workload.empty() ? caution : workload + ": " + caution);
+    }
   }
-  for (const auto& caution : summary.verdict.cautions) summary.warnings.push_back(caution);
   return summary;
 }
 
@@ -101,8 +129,11 @@ std::string summary_markdown(const ReportSummary& s) {
   std::string out;
   for (const auto& [key, value] : s.header) out += fmt::format("- **{}:** {}\n", key, value);
   out += "\n## Verdict\n\n";
-  if (s.verdict.findings.empty()) out += "No complete run to judge.\n";
-  for (const auto& finding : s.verdict.findings) out += fmt::format("- {}\n", finding);
+  if (s.verdicts.empty()) out += "No complete run to judge.\n";
+  for (const auto& [workload, verdict] : s.verdicts) {
+    if (!workload.empty()) out += fmt::format("\n**{}**\n\n", workload);
+    for (const auto& finding : verdict.findings) out += fmt::format("- {}\n", finding);
+  }
   if (!s.warnings.empty()) out += "\n**Warnings**\n\n";
   for (const auto& warning : s.warnings) out += fmt::format("- ⚠ {}\n", warning);
   return out + "\n";
@@ -113,12 +144,17 @@ std::string summary_html(const ReportSummary& s) {
   for (const auto& [key, value] : s.header) {
     out += fmt::format("<dt>{}</dt><dd>{}</dd>\n", escape_xml(key), escape_xml(value));
   }
-  out += "</dl>\n<div class=\"verdict\">\n<h2>Verdict</h2>\n<ul>\n";
-  if (s.verdict.findings.empty()) out += "<li>No complete run to judge.</li>\n";
-  for (size_t i = 0; i < s.verdict.findings.size(); ++i) {
-    out += fmt::format("<li{}>{}</li>\n", i == 0 ? " class=\"answer\"" : "", escape_xml(s.verdict.findings[i]));
+  out += "</dl>\n<div class=\"verdict\">\n<h2>Verdict</h2>\n";
+  if (s.verdicts.empty()) out += "<p>No complete run to judge.</p>\n";
+  for (const auto& [workload, verdict] : s.verdicts) {
+    if (!workload.empty()) out += "<h3>" + escape_xml(workload) + "</h3>\n";
+    out += "<ul>\n";
+    for (size_t i = 0; i < verdict.findings.size(); ++i) {
+      out += fmt::format("<li{}>{}</li>\n", i == 0 ? " class=\"answer\"" : "", escape_xml(verdict.findings[i]));
+    }
+    out += "</ul>\n";
   }
-  out += "</ul>\n</div>\n";
+  out += "</div>\n";
   if (s.warnings.empty()) return out;
   out += "<div class=\"warnings\"><strong>Warnings</strong>\n<ul>\n";
   for (const auto& warning : s.warnings) out += "<li>" + escape_xml(warning) + "</li>\n";
