@@ -25,6 +25,7 @@ using testing::dtbench;
 using testing::Outcome;
 using testing::read_json;
 using testing::read_text;
+using testing::resource_curves_drawn;
 using testing::xml_error;
 
 class CliReportDistributed : public testing::MpirunTest {
@@ -46,12 +47,6 @@ class CliReportDistributed : public testing::MpirunTest {
 
   fs::path data_;
 };
-
-// Resource curves are drawn from 3 samples a worker (one a second): a short run may have none.
-bool resource_curves_drawn(const RunRecord& run) {
-  return std::any_of(run.resources.begin(), run.resources.end(),
-                     [](const ResourceRecord& r) { return r.seconds.size() >= kFewestResourceSamples; });
-}
 
 // report.html of a 2-worker ring run: a per-worker chart, the warm-up epoch, resource charts with
 // both workers in their legends (or, for too few samples, a note saying so).
