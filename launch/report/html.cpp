@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "launch/report/charts.h"
+#include "launch/report/scaling_charts.h"
 #include "launch/report/tables.h"
 
 namespace dtbench {
@@ -85,6 +86,12 @@ std::string report_html(const std::vector<RunRecord>& runs, const ReportSummary&
   out += "<h2>Phases per step</h2>\n" + phases_chart(runs);
   const auto per_worker = worker_phase_charts(runs);
   if (!per_worker.empty()) out += "<h2>Phases per step, per worker</h2>\n" + charts_row(per_worker);
+  if (const auto scaling = scaling_charts(runs); !scaling.empty()) {
+    out += "<h2>Scaling</h2>\n" + charts_row(scaling) +
+           "<p class=\"note\">Throughput (images/s, all workers) over the one-worker run's, or over the transport's "
+           "fewest workers where there is none; efficiency is the speed-up per worker added. Bytes: what rank 0 "
+           "sent per step.</p>\n";
+  }
   out += "<h2>Time</h2>\n" + time_chart(runs, settings.log_scale);
   out += "<h2>Accuracy and loss per epoch</h2>\n" + charts_row({accuracy_chart(runs), loss_chart(runs)});
   out += resources_section(runs);

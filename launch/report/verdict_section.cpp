@@ -86,16 +86,16 @@ std::vector<std::string> grouped_warnings(const std::vector<RunRecord>& runs) {
     if (!run.complete()) warnings.insert(warnings.begin(), {"incomplete", "the run did not complete; it is not in the verdict"});
     for (const auto& w : warnings) {
       if (!texts.contains(w.kind)) kinds.push_back(w.kind);
-      texts[w.kind].push_back(runs.size() == 1 ? w.line() : fmt::format("{} ({}): {}", w.kind, run.name, w.text));
+      texts[w.kind].push_back(runs.size() == 1 ? w.line() : fmt::format("{}: {}", run.name, w.text));
     }
   }
   std::vector<std::string> out;
   for (const auto& kind : kinds) {
     const auto& all = texts[kind];
     if (all.size() <= 2) {
-      out.insert(out.end(), all.begin(), all.end());
+      for (const auto& text : all) out.push_back(runs.size() == 1 ? text : kind + " (" + text + ")");
     } else {
-      out.push_back(fmt::format("{} in {} of {} runs; the first: {}", kind, all.size(), runs.size(), all.front()));
+      out.push_back(fmt::format("{} in {} of {} runs, e.g. {}", kind, all.size(), runs.size(), all.front()));
     }
   }
   return out;
