@@ -73,7 +73,8 @@ std::string resources_section(const std::vector<RunRecord>& runs) {
 
 std::string report_html(const std::vector<RunRecord>& runs, const ReportSummary& summary,
                         const std::vector<ReportTable>& tables,
-                        const ReportSettings& settings, const SweepPart& sweep) {
+                        const ReportSettings& settings, const SweepPart& sweep,
+                        const std::vector<std::string>& staleness_charts) {
   std::string out = "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
                     "<meta charset=\"utf-8\"/>\n<title>dtbench report</title>\n<style>";
   out += kStyle;
@@ -86,6 +87,11 @@ std::string report_html(const std::vector<RunRecord>& runs, const ReportSummary&
   out += "<h2>Phases per step</h2>\n" + phases_chart(runs);
   const auto per_worker = worker_phase_charts(runs);
   if (!per_worker.empty()) out += "<h2>Phases per step, per worker</h2>\n" + charts_row(per_worker);
+  if (!staleness_charts.empty()) {
+    out += "<h2>Parameter servers: gradient staleness</h2>\n" + charts_row(staleness_charts) +
+           "<p class=\"note\">Updates a shard applied between a worker's pull and its push, all shards together; "
+           "queue and apply times per shard are in the tables.</p>\n";
+  }
   if (const auto scaling = scaling_charts(runs); !scaling.empty()) {
     out += "<h2>Scaling</h2>\n" + charts_row(scaling) +
            "<p class=\"note\">Throughput (images/s, all workers) over the one-worker run's, or over the transport's "

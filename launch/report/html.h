@@ -18,9 +18,10 @@ struct SweepPart {
 };
 
 // The provenance header, verdict and warnings of `summary` open the page; a sweep's charts (one
-// per workload) follow.
+// per workload) follow; the parameter servers' staleness histograms sit with the phases.
 std::string report_html(const std::vector<RunRecord>& runs, const ReportSummary& summary,
                         const std::vector<ReportTable>& tables,
-                        const ReportSettings& settings, const SweepPart& sweep = {});
+                        const ReportSettings& settings, const SweepPart& sweep = {},
+                        const std::vector<std::string>& staleness_charts = {});
 
 }  // namespace dtbench

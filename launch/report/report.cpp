@@ -17,6 +17,7 @@
 #include "launch/report/html.h"
 #include "launch/report/run_record.h"
 #include "launch/report/tables.h"
+#include "launch/report/server_stats.h"
 #include "launch/report/sweep_section.h"
 #include "launch/report/trace_merge.h"
 #include "launch/report/verdict_section.h"
@@ -143,8 +144,16 @@ void write_report(const ReportOptions& options) {
   if (options.baseline < 1 || static_cast<size_t>(options.baseline) > runs.size()) {
     fail_input("--baseline {}: choose a run from 1 to {}", options.baseline, runs.size());
   }
-  const std::vector<ReportTable> tables = runs.size() == 1 ? single_run_tables(runs.front(), settings)
-                                                           : comparison_tables(runs, settings);
+  std::vector<ReportTable> tables = runs.size() == 1 ? single_run_tables(runs.front(), settings)
+                                                     : comparison_tables(runs, settings);
+  std::vector<std::string> staleness_charts;
+  for (const auto& run : runs) {
+    if (!run.parameter_server()) continue;
+    const std::vector<ServerRecord> servers = load_servers(run);
+    if (servers.empty()) continue;
+    tables.push_back(servers_table(run.name, servers));
+    if (auto chart = staleness_chart(run.name, servers); !chart.empty()) staleness_charts.push_back(std::move(chart));
+  }
   for (const auto& run : runs) {
     fmt::print("{} — transport {}, {} worker(s), {} epoch(s){}\n", run.name, run.transport, run.world,
                run.epochs.size(), run.complete() ? "" : "  " + incomplete_note(run));
@@ -172,7 +181,8 @@ void write_report(const ReportOptions& options) {
   write_file_atomically(out / "phases.csv", phases_csv(runs));
   write_file_atomically(out / "report.html", report_html(runs, summary, tables, settings,
                                                                  {sweep_tables, sweep ? sweep_charts(*sweep)
-                                                                                      : std::vector<std::string>()}));
+                                                                                      : std::vector<std::string>()},
+                                                                 staleness_charts));
   fmt::print("\nwritten: {}, {}, {}\n", (out / "report.md").string(), (out / "phases.csv").string(),
              (out / "report.html").string());
   write_timeline(options, runs, out);
