@@ -81,8 +81,13 @@ std::string ranked_text(const Verdict& v, double value) {
   return v.by_time ? seconds_text(value) + " s" : fmt::format("{:.0f} images/s", value);
 }
 
-std::string spread_text(const Verdict& v, const Spread& s) {
+std::string spread_text(const Verdict& v, const ConfigurationVerdict& c) {
+  const Spread& s = c.ranked;
   if (s.count < 2) return fmt::format("{} run", s.count);
+  const auto missed = std::count_if(c.ranked_values.begin(), c.ranked_values.end(), [](double x) { return std::isinf(x); });
+  if (missed > 0) {  // the slowest "never": say how many, not "to not reached"
+    return fmt::format("median of {} runs, the fastest {}; {} did not reach it", s.count, ranked_text(v, s.min), missed);
+  }
   return fmt::format("median of {} runs, {} to {}", s.count, ranked_text(v, s.min), ranked_text(v, s.max));
 }
 
@@ -91,16 +96,16 @@ void add_ranking_findings(Verdict& v) {
   if (v.ranking.size() == 1) {  // nothing to rank against: what it achieved
     v.findings.push_back(v.by_time ? fmt::format("{} reaches {} test accuracy in {} ({}).", best.label,
                                                  percent_text(v.target), ranked_text(v, best.ranked.median),
-                                                 spread_text(v, best.ranked))
+                                                 spread_text(v, best))
                                    : fmt::format("{} trains at {} ({}); it reached none of the target accuracies.",
                                                  best.label, ranked_text(v, best.ranked.median),
-                                                 spread_text(v, best.ranked)));
+                                                 spread_text(v, best)));
     return;
   }
   const std::string what = v.by_time ? fmt::format("reaches {} test accuracy first", percent_text(v.target))
                                      : "has the highest throughput (no target accuracy was reached by all)";
   v.findings.push_back(fmt::format("{} {}: {} ({}).", best.label, what, ranked_text(v, best.ranked.median),
-                                   spread_text(v, best.ranked)));
+                                   spread_text(v, best)));
   for (size_t i = 1; i < v.ranking.size(); ++i) {
     const ConfigurationVerdict& other = v.ranking[i];
     const double factor = v.by_time ? other.ranked.median / best.ranked.median

@@ -53,8 +53,8 @@ std::string hosts_text(const std::vector<RunRecord>& runs) {
   std::set<std::string> hosts;
   for (const auto& run : runs) hosts.insert(run.context.hosts.begin(), run.context.hosts.end());
   if (hosts.empty()) return "";
-  return fmt::format("{} host{} ({}); link not recorded", hosts.size(), hosts.size() == 1 ? "" : "s",
-                     fmt::join(hosts, ", "));
+  if (hosts.size() == 1) return fmt::format("1 host ({}): every worker on one machine", *hosts.begin());
+  return fmt::format("{} hosts ({}); the link between them is not recorded", hosts.size(), fmt::join(hosts, ", "));
 }
 
 std::vector<std::pair<std::string, std::string>> provenance_header(const std::vector<RunRecord>& runs) {

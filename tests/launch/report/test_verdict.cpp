@@ -130,6 +130,7 @@ TEST(Verdict, CountsDivergedRunsAndCommShare) {
   EXPECT_TRUE(mentions(v.findings, "Share of a step spent waiting for communication: 25.0% with ps-async x2"));
   // The diverged run counts as never reaching the target: the median of {10, 11, inf} is 11.
   EXPECT_DOUBLE_EQ(v.ranking[0].ranked.median, 11.0);
+  EXPECT_TRUE(mentions(v.findings, "11.00 s (median of 3 runs, the fastest 10.00 s; 1 did not reach it)"));
 }
 
 TEST(Verdict, NothingToJudge) {
