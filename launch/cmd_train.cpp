@@ -28,7 +28,10 @@
 #include "launch/monitor/resource_sampler.h"
 #include "launch/run_directory.h"
 #include "launch/report/network.h"
+#include "launch/report/run_record.h"
 #include "launch/report/run_summary.h"
+#include "launch/report/run_warnings.h"
+#include "launch/report/verdict_section.h"
 #include "paramserver/in_flight_calls.h"
 #include "paramserver/register.h"
 
@@ -257,6 +260,18 @@ RunSummary start_summary(const Blueprint& bp, const Worker& worker, const Datase
   return summary;
 }
 
+// The warnings `dtbench report` will show (oversubscribed, machine busy, synthetic data, diverged),
+// read back from the run directory just written, so that both say the same.
+void print_warnings(const std::filesystem::path& run_dir) {
+  try {
+    std::vector<std::string> warnings;
+    for (const auto& w : run_warnings(load_run(run_dir))) warnings.push_back(w.line());
+    if (!warnings.empty()) fmt::print("\n{}", warnings_text(warnings));
+  } catch (const std::exception& error) {
+    spdlog::warn("no warnings checked: {}", error.what());
+  }
+}
+
 void print_results(const Blueprint& bp, const RunSummary& summary, const Model& model, const Reports& reports) {
   fmt::print("\n{} on {} — {} worker(s), transport {}, BLAS core {} ({}), {} threads per worker\n", model.name(),
              bp.data.path, summary.world, bp.transport, blas::core_name(), blas::core_selection(), blas::threads());
@@ -273,6 +288,7 @@ void print_results(const Blueprint& bp, const RunSummary& summary, const Model& 
                1e6 * reads * summary.clock_read_seconds,
                100 * reads * summary.clock_read_seconds / std::max(1e-12, last.phases.step.mean));
   }
+  print_warnings(reports.run().path());
   fmt::print("\nreport: {}\n", (reports.run().path() / "report.json").string());
 }
 

@@ -1,5 +1,6 @@
 #include "launch/report/charts.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -33,8 +34,9 @@ LineChart per_epoch(const std::vector<RunRecord>& runs, double EpochRecord::*tes
   LineChart chart{.x_title = "epoch", .integer_x = true, .width = kHalfChart};
   for (size_t r = 0; r < runs.size(); ++r) {
     const std::string name = runs.size() == 1 ? "" : runs[r].name + " ";
-    LineSeries test_series{.label = name + "test", .colour = r};
-    LineSeries train_series{.label = name + "train", .colour = r, .dashed = true};
+    const size_t colour = transport_colour(runs[r].transport);
+    LineSeries test_series{.label = name + "test", .colour = colour};
+    LineSeries train_series{.label = name + "train", .colour = colour, .dashed = true};
     for (const auto& e : runs[r].epochs) {
       test_series.points.emplace_back(e.epoch, e.*test * scale);
       train_series.points.emplace_back(e.epoch, e.*train * scale);
@@ -46,6 +48,12 @@ LineChart per_epoch(const std::vector<RunRecord>& runs, double EpochRecord::*tes
 }
 
 }  // namespace
+
+size_t transport_colour(const std::string& transport) {
+  static const std::vector<std::string> kKnown = {"ring", "mpi", "ps-sync", "ps-async", "none"};
+  const auto it = std::find(kKnown.begin(), kKnown.end(), transport);
+  return it != kKnown.end() ? static_cast<size_t>(it - kKnown.begin()) : kKnown.size();
+}
 
 std::string phases_chart(const std::vector<RunRecord>& runs) {
   std::vector<PhaseBar> bars;
@@ -85,7 +93,8 @@ std::string time_chart(const std::vector<RunRecord>& runs, bool log_scale) {
     return value_bars_svg("Training time per epoch", bars, "s", log_scale);
   }
   for (size_t r = 0; r < runs.size(); ++r) {
-    bars.push_back({fmt::format("{} ({})", runs[r].name, runs[r].transport), runs[r].wall_seconds, r});
+    bars.push_back({fmt::format("{} ({})", runs[r].name, runs[r].transport), runs[r].wall_seconds,
+                    transport_colour(runs[r].transport)});
   }
   return value_bars_svg("Total wall time per run", bars, "s", log_scale);
 }
@@ -103,7 +112,8 @@ std::string accuracy_chart(const std::vector<RunRecord>& runs) {
 std::string loss_chart(const std::vector<RunRecord>& runs) {
   LineChart chart = per_epoch(runs, &EpochRecord::test_loss, &EpochRecord::train_loss, 1.0);
   chart.title = "Loss per epoch";
-  chart.y_title = "cross-entropy loss";
+  chart.y_title = "cross-entropy loss (log)";
+  chart.log_y = true;  // a first epoch's loss does not flatten the later ones' differences
   return line_chart_svg(chart);
 }
 
@@ -118,6 +128,7 @@ std::vector<std::string> resource_charts(const RunRecord& run, const std::string
                        .y_title = "used", .y_text = mib_tick, .width = kHalfChart};
   for (size_t w = 0; w < run.resources.size(); ++w) {
     const ResourceRecord& r = run.resources[w];
+    if (r.seconds.size() < kFewestResourceSamples) continue;  // a point or two is no curve
     const std::string worker = fmt::format("rank {}", r.rank);
     cpu.series.push_back(over_time(worker, w, r.seconds, r.cpu_percent));
     memory.series.push_back(over_time(worker, w, r.seconds, r.rss_bytes, 1.0 / kMiB));
@@ -127,6 +138,7 @@ std::vector<std::string> resource_charts(const RunRecord& run, const std::string
       gpu_memory.series.push_back(over_time(device, w, r.seconds, r.gpus[d].memory_used_bytes, 1.0 / kMiB));
     }
   }
+  if (cpu.series.empty()) return {};
   std::vector<std::string> charts = {line_chart_svg(cpu), line_chart_svg(memory)};
   if (!gpu_use.series.empty()) {
     charts.push_back(line_chart_svg(gpu_use));

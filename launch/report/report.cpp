@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -16,7 +17,10 @@
 #include "launch/report/html.h"
 #include "launch/report/run_record.h"
 #include "launch/report/tables.h"
+#include "launch/report/server_stats.h"
+#include "launch/report/sweep_section.h"
 #include "launch/report/trace_merge.h"
+#include "launch/report/verdict_section.h"
 
 namespace dtbench {
 
@@ -24,8 +28,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string markdown(const std::vector<RunRecord>& runs, const std::vector<ReportTable>& tables) {
-  std::string out = "# dtbench report\n\n";
+std::string markdown(const std::vector<RunRecord>& runs, const ReportSummary& summary,
+                     const std::vector<ReportTable>& sweep_tables, const std::vector<ReportTable>& tables) {
+  std::string out = "# dtbench report\n\n" + summary_markdown(summary);
+  for (const auto& table : sweep_tables) out += render_markdown(table);
+  out += "## Runs\n\n";
   for (const auto& run : runs) {
     out += fmt::format("- **{}** — transport {}, {} worker(s), {} epoch(s){}\n", run.name, run.transport, run.world,
                        run.epochs.size(), run.complete() ? "" : " — " + incomplete_note(run));
@@ -74,6 +81,37 @@ void write_timeline(const ReportOptions& options, const std::vector<RunRecord>& 
   }
 }
 
+// Runs of several models or data sets are judged per workload.
+std::vector<std::string> workloads_of(const std::vector<RunRecord>& runs) {
+  std::vector<std::string> workloads;
+  for (const auto& run : runs) workloads.push_back(run.context.model + " on " + run.context.data_path);
+  if (std::all_of(workloads.begin(), workloads.end(), [&](const auto& w) { return w == workloads.front(); })) return {};
+  return workloads;
+}
+
+// The verdict over the runs given — or, for a sweep's representative runs, over every measured
+// repetition of the sweep, labelled by configuration and judged per workload.
+ReportSummary summarize(const std::vector<RunRecord>& runs, const std::optional<SweepView>& sweep,
+                        const ReportSettings& settings) {
+  if (!sweep) return summarize_runs(runs, settings.target_accuracies, {}, workloads_of(runs));
+  std::vector<RunRecord> all;
+  std::vector<std::string> labels, workloads;
+  for (const auto& c : sweep->configurations) {
+    for (const auto& dir : c.measured_runs) {
+      try {
+        all.push_back(load_run(dir));
+      } catch (const InputError& error) {
+        spdlog::warn("left out of the verdict: {}", error.what());
+        continue;
+      }
+      all.back().name = c.id + "/" + dir.filename().string();
+      labels.push_back(c.label);
+      workloads.push_back(c.workload);
+    }
+  }
+  return summarize_runs(all, settings.target_accuracies, labels, workloads);
+}
+
 }  // namespace
 
 void write_report(const ReportOptions& options) {
@@ -106,13 +144,32 @@ void write_report(const ReportOptions& options) {
   if (options.baseline < 1 || static_cast<size_t>(options.baseline) > runs.size()) {
     fail_input("--baseline {}: choose a run from 1 to {}", options.baseline, runs.size());
   }
-  const std::vector<ReportTable> tables = runs.size() == 1 ? single_run_tables(runs.front(), settings)
-                                                           : comparison_tables(runs, settings);
+  std::vector<ReportTable> tables = runs.size() == 1 ? single_run_tables(runs.front(), settings)
+                                                     : comparison_tables(runs, settings);
+  std::vector<std::string> staleness_charts;
+  for (const auto& run : runs) {
+    if (!run.parameter_server()) continue;
+    const std::vector<ServerRecord> servers = load_servers(run);
+    if (servers.empty()) continue;
+    tables.push_back(servers_table(run.name, servers));
+    if (auto chart = staleness_chart(run.name, servers); !chart.empty()) staleness_charts.push_back(std::move(chart));
+  }
   for (const auto& run : runs) {
     fmt::print("{} — transport {}, {} worker(s), {} epoch(s){}\n", run.name, run.transport, run.world,
                run.epochs.size(), run.complete() ? "" : "  " + incomplete_note(run));
   }
+  const std::optional<SweepView> sweep = find_sweep({options.run_dirs.begin(), options.run_dirs.end()});
+  // A sweep's own statistics come first.
+  const std::vector<ReportTable> sweep_tables = sweep ? sweep_result_tables(*sweep) : std::vector<ReportTable>();
+  for (const auto& table : sweep_tables) fmt::print("\n{}", render_text(table));
   for (const auto& table : tables) fmt::print("\n{}", render_text(table));
+  const ReportSummary summary = summarize(runs, sweep, settings);
+  fmt::print("\nVerdict\n");
+  for (const auto& [workload, verdict] : summary.verdicts) {
+    if (!workload.empty()) fmt::print("  {}\n", workload);
+    for (const auto& finding : verdict.findings) fmt::print("  {}\n", finding);
+  }
+  fmt::print("{}", warnings_text(summary.warnings));
 
   const fs::path out = !options.out.empty() ? fs::path(options.out)
                        : runs.size() == 1    ? fs::path(options.run_dirs.front())
@@ -120,9 +177,12 @@ void write_report(const ReportOptions& options) {
   std::error_code error;
   fs::create_directories(out, error);
   if (error) fail_input("--out {}: cannot create the directory: {}", out.string(), error.message());
-  write_file_atomically(out / "report.md", markdown(runs, tables));
+  write_file_atomically(out / "report.md", markdown(runs, summary, sweep_tables, tables));
   write_file_atomically(out / "phases.csv", phases_csv(runs));
-  write_file_atomically(out / "report.html", report_html(runs, tables, settings));
+  write_file_atomically(out / "report.html", report_html(runs, summary, tables, settings,
+                                                                 {sweep_tables, sweep ? sweep_charts(*sweep)
+                                                                                      : std::vector<std::string>()},
+                                                                 staleness_charts));
   fmt::print("\nwritten: {}, {}, {}\n", (out / "report.md").string(), (out / "phases.csv").string(),
              (out / "report.html").string());
   write_timeline(options, runs, out);

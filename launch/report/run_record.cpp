@@ -1,5 +1,6 @@
 #include "launch/report/run_record.h"
 
+#include <algorithm>
 #include <fstream>
 #include <utility>
 
@@ -97,6 +98,7 @@ void read_workers(const json& workers, const fs::path& file, RunRecord& run) {
     run.workers.push_back(means);
   }
   run.slowest_worker = workers.value("slowest_worker", -1);
+  std::vector<std::string> worker_hosts;
   // Each worker's own per-epoch statistics and resources, when its file sits beside report.json:
   // all of them or none (per-worker tables index them by position), and a warning for a gap — on
   // hosts without a shared file system the other hosts' ranks write theirs elsewhere.
@@ -111,7 +113,13 @@ void read_workers(const json& workers, const fs::path& file, RunRecord& run) {
     }
     const json report = parse_file(worker_file);
     run.worker_epochs.push_back(epoch_records(report, worker_file));
+    const RunContext worker = run_context(report);
+    worker_hosts.push_back(worker.hosts.empty() ? std::string() : worker.hosts.front());
     if (auto resources = resource_record(report, w.rank, worker_file)) run.resources.push_back(*resources);
+  }
+  // Every worker's host known: they tell how many workers shared a machine.
+  if (std::none_of(worker_hosts.begin(), worker_hosts.end(), [](const std::string& h) { return h.empty(); })) {
+    run.context.hosts = std::move(worker_hosts);
   }
 }
 
@@ -145,6 +153,7 @@ RunRecord read_run(const fs::path& run_dir) {
   run.world = report.value("world", 1);
   run.wall_seconds = report.value("wall_seconds", 0.0);
   run.epochs = epoch_records(report, run.path);
+  run.context = run_context(report);
   run.images_per_second = run_images_per_second(report);
   if (report.contains("workers")) read_workers(report["workers"], run.path, run);
   if (run.resources.empty()) {

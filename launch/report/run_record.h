@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launch/report/resources.h"
+#include "launch/report/run_context.h"
 
 namespace dtbench {
 
@@ -62,6 +63,7 @@ struct RunRecord {
   // Each worker's sampled resources (from worker-<rank>.json), or rank 0's alone (from report.json)
   // when the worker files are absent; empty for reports written before resources were sampled.
   std::vector<ResourceRecord> resources;
+  RunContext context;  // model, batch, data, hosts, cores, threads, commit: what the run was
   bool complete() const { return status == "complete"; }
   bool parameter_server() const { return transport.starts_with("ps-"); }
   double final_accuracy() const { return epochs.empty() ? 0.0 : epochs.back().test_accuracy; }

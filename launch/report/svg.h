@@ -41,6 +41,7 @@ struct LineChart {
   std::function<std::string(double)> y_text{};  // tick labels; default tick_text
   std::optional<double> y_max{};                // at least this high (100 for percentages)
   bool y_from_zero = true;                      // else from the lowest value, to tell close curves apart
+  bool log_y = false;                           // a logarithmic value axis (losses that fall tenfold)
   bool integer_x = false;                     // epochs: ticks at whole numbers only
   double width = kWideChart;
   double plot_height = 220;

@@ -46,6 +46,7 @@ ChartAxis y_axis(const LineChart& chart) {
     }
   }
   if (!std::isfinite(high)) high = 0;
+  if (chart.log_y && std::isfinite(low) && low > 0) return ChartAxis::logarithmic(low, high);
   if (chart.y_from_zero || !std::isfinite(low)) low = std::min(0.0, high);
   return ChartAxis::linear(low, high, 5);
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "launch/report/format.h"
+#include "launch/report/run_warnings.h"
 #include "launch/report/tables.h"
 
 namespace dtbench {
@@ -181,6 +182,7 @@ std::string later_epochs_label(size_t epochs) {
 }
 
 const EpochRecord* first_epoch_reaching(const RunRecord& run, double target) {
+  if (diverged(run)) return nullptr;  // an accuracy it could not keep is no accuracy reached
   for (const auto& e : run.epochs) {
     if (e.test_accuracy >= target) return &e;
   }

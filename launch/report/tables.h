@@ -21,7 +21,8 @@ std::vector<ReportTable> comparison_tables(const std::vector<RunRecord>& runs, c
 // One row per worker of every run: CPU, memory, transport bytes and GPU (or why there is none).
 ReportTable resources_table(const std::vector<RunRecord>& runs);
 
-// The first epoch whose test accuracy reached `target` (a fraction), or null.
+// The first epoch whose test accuracy reached `target` (a fraction), or null; always null for a
+// run that diverged (run_warnings.h).
 const EpochRecord* first_epoch_reaching(const RunRecord& run, double target);
 // "epoch 2" for one later epoch, "epochs 2-5" for several.
 std::string later_epochs_label(size_t epochs);

@@ -12,6 +12,7 @@
 
 #include "core/util/error.h"
 #include "core/util/files.h"
+#include "launch/report/verdict.h"
 #include "launch/sweep/child_process.h"
 #include "launch/sweep/cluster_lease.h"
 #include "launch/sweep/results.h"
@@ -189,6 +190,11 @@ void run_sweep(const SweepOptions& options) {
   const SweepResults results = summarize_sweep(sweep, collected);
   write_sweep_results(sweep, results, sweep_dir);
   print_results(sweep, results, sweep_dir, progress);
+  if (sweep.repetitions < kEnoughRepetitions && !results.comparisons.empty()) {
+    spdlog::warn("{} measured repetition(s) per configuration, fewer than {}: differences between configurations "
+                 "cannot be told from run-to-run noise (with 5 + 5 runs a Mann-Whitney test can reach p < 0.05)",
+                 sweep.repetitions, kEnoughRepetitions);
+  }
   if (stop_requested()) {
     throw std::runtime_error(fmt::format("sweep interrupted by signal {}; start it again to resume where it stopped",
                                          static_cast<int>(sweep_stop_signal)));

@@ -2,6 +2,7 @@
 // What the report tests read back from the files `dtbench report` writes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -9,9 +10,17 @@
 #include <string>
 #include <vector>
 
+#include "launch/report/charts.h"
+#include "launch/report/run_record.h"
 #include "support/cli_helpers.h"
 
 namespace dtbench::testing {
+
+// Resource curves are drawn from 3 samples a worker (one a second): a short run may have none.
+inline bool resource_curves_drawn(const RunRecord& run) {
+  return std::any_of(run.resources.begin(), run.resources.end(),
+                     [](const ResourceRecord& r) { return r.seconds.size() >= kFewestResourceSamples; });
+}
 
 // The columns of phases.csv as README.md documents them: the `names` in the first cell of each row
 // of the table after "`phases.csv` has one row per", in order, joined by commas.

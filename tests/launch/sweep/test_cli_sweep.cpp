@@ -153,8 +153,17 @@ TEST_F(CliSweep, TinySweepReportsEveryConfigurationAndResumesWithoutRerunning) {
   const Outcome first = dtbench("sweep " + file.string());
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_NE(first.output.find("8 run(s) made, 0 kept"), std::string::npos) << first.output;
+  // Two repetitions cannot show a difference: the console says so.
+  EXPECT_NE(first.output.find("2 measured repetition(s) per configuration, fewer than 5"), std::string::npos)
+      << first.output;
 
   const fs::path dir = root_ / "out" / "tiny";
+  // The report: the sweep's statistics and a verdict per workload (the model axis), short labels.
+  const std::string html = read_text(dir / "report" / "report.html");
+  for (const char* part : {"Sweep: every measured repetition", "Sweep tiny, mlp: median", "Sweep tiny, lenet5: median",
+                           "<h3>mlp</h3>", "<h3>lenet5</h3>", "<td>ps-sync x2</td>"}) {
+    EXPECT_NE(html.find(part), std::string::npos) << part;
+  }
   expect_every_configuration_measured(dir);
   expect_resumes_without_rerunning(file, dir);
   expect_broken_records_named(file, dir);

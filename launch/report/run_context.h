@@ -1,0 +1,35 @@
+#pragma once
+// What a run was: the facts a reader needs before its numbers (model, batch, data, hosts, cores,
+// threads, BLAS core, commit, injected straggler), read leniently from report.json's blueprint,
+// data, model and provenance, so that reports written before a field existed still load.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dtbench {
+
+struct RunContext {
+  std::string model;           // "lenet5"; empty when the report does not say
+  int64_t parameters = 0;      // the model's trainable parameters (its gradient is 4 bytes each)
+  int64_t batch = 0;           // per worker; 0 when unknown
+  std::string data_path, data_format;
+  bool synthetic = false;      // written by `dtbench data synth`, not a real data set
+  int threads = 0;             // BLAS threads per worker, as the run measured them
+  int cores = 0;               // of rank 0's machine
+  std::string cpu_model, blas_core, commit;
+  std::vector<std::string> hosts;  // each worker's host name by rank; rank 0's alone when the others' are unknown
+  int straggler_rank = -1;     // the injected straggler (blueprint `straggler`), -1: none
+  double straggler_delay_ms = 0.0;
+  int64_t steps_limit = 0;     // the blueprint's `steps`; 0: whole epochs
+
+  bool has_straggler() const { return straggler_rank >= 0 && straggler_delay_ms > 0; }
+  // The most workers any one host ran (every worker on rank 0's host when hosts are unknown).
+  int most_workers_on_a_host(int world) const;
+};
+
+// From a report.json object; missing or mistyped fields stay at their defaults.
+RunContext run_context(const nlohmann::json& report);
+
+}  // namespace dtbench
