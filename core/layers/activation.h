@@ -16,6 +16,7 @@ class ReLU : public Layer {
   Shape configure(const Shape& sample_input) override { return sample_input; }
   const Tensor& forward(const Tensor& input, Mode mode) override;
   Tensor& backward(Tensor& grad_output) override;
+  bool in_place() const { return in_place_; }  // for a device twin
 
  private:
   bool in_place_;
@@ -63,6 +64,7 @@ class Dropout : public Layer {
   const Tensor& forward(const Tensor& input, Mode mode) override;
   Tensor& backward(Tensor& grad_output) override;
   void reseed(uint64_t seed) override;
+  float probability() const { return probability_; }  // for a device twin
 
  private:
   float probability_;
