@@ -3,6 +3,9 @@
 // any data is read; an unknown device is named with the choices.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <string>
+
 #include "core/cuda/register.h"
 #include "support/cli_helpers.h"
 
@@ -43,6 +46,21 @@ TEST(CliDevice, AnUnknownDeviceIsNamedWithTheChoices) {
   EXPECT_EQ(bench.exit_code, 2) << bench.output;
   EXPECT_NE(bench.output.find("--device: unknown device 'tpu'; expected one of cpu, cuda"), std::string::npos)
       << bench.output;
+}
+
+class CliNccl : public TempDirTest {};
+
+// nccl reduces on the GPU: on the CPU it is refused, saying what to use instead (or, without the
+// CUDA build, that it is not built).
+TEST_F(CliNccl, NcclWithDeviceCpuIsRefusedNamingTheAlternatives) {
+  const std::filesystem::path data = synth("idx", 64, 32);
+  const Outcome r = dtbench("train --set transport=nccl --set model=mlp --set steps=1 --set dataset.path=" +
+                            data.string() + " --set output=" + (root_ / "runs").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  const std::string expected = cuda_backend_built()
+                                   ? "transport nccl reduces gradients on the GPU: it needs device: cuda"
+                                   : "transport 'nccl' is not built into this dtbench";
+  EXPECT_NE(r.output.find(expected), std::string::npos) << r.output;
 }
 
 TEST(CliDevice, BenchStepOnTheCpuIsUnchanged) {
