@@ -12,7 +12,9 @@ endif()
 
 set(DTBENCH_CUDA_TOOLKIT_FOUND OFF)
 set(DTBENCH_CUDA_ENABLED OFF)
-if(NOT DTBENCH_CUDA STREQUAL "OFF")
+if(DTBENCH_CUDA STREQUAL "OFF")
+  message(STATUS "CUDA backend: not built (DTBENCH_CUDA=OFF)")
+else()
   find_package(CUDAToolkit QUIET)
   if(CUDAToolkit_FOUND)
     # cuDNN and NCCL are not part of the toolkit's CMake package; they are installed beside it
