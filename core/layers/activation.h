@@ -16,7 +16,6 @@ class ReLU : public Layer {
   Shape configure(const Shape& sample_input) override { return sample_input; }
   const Tensor& forward(const Tensor& input, Mode mode) override;
   Tensor& backward(Tensor& grad_output) override;
-  bool in_place() const { return in_place_; }  // for a device twin
 
  private:
   bool in_place_;
