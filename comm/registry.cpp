@@ -23,7 +23,7 @@ std::map<std::string, TransportFactory>& factories() {
 }  // namespace
 
 const std::vector<std::string>& known_transports() {
-  static const std::vector<std::string> names = {"none", "ring", "mpi", "ps-sync", "ps-async"};
+  static const std::vector<std::string> names = {"none", "ring", "mpi", "nccl", "ps-sync", "ps-async"};
   return names;
 }
 

@@ -28,6 +28,9 @@ SyncTimes Transport::finish_step(Model& model, int64_t step) {
 }
 
 Optimizer& LocalUpdateTransport::optimizer(Model& model) {
+  if (optimizer_ == nullptr && model.device() != nullptr) {
+    optimizer_ = model.device()->make_optimizer(optimizer_config_, model.arena().count());
+  }
   if (optimizer_ == nullptr) optimizer_ = make_optimizer(optimizer_config_, model.arena().count());
   return *optimizer_;
 }

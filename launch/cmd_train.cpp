@@ -14,6 +14,7 @@
 
 #include "allreduce/job_failure.h"
 #include "allreduce/mpi_session.h"
+#include "allreduce/nccl/register.h"
 #include "allreduce/register.h"
 #include "comm/registry.h"
 #include "core/data/open_dataset.h"
@@ -68,6 +69,7 @@ struct Worker {
   std::unique_ptr<ControlChannel> channel;
   int rank() const { return channel->rank(); }
   int world() const { return channel->world(); }
+  int local_rank() const { return mpi ? mpi->local_rank() : 0; }  // picks the GPU with device: cuda
 };
 
 Blueprint resolve_blueprint(const TrainOptions& options) {
@@ -111,6 +113,8 @@ void connect_over_mpi(const Blueprint& bp, const TrainOptions& options, const Wa
        },
        .freeze_rank = options.freeze_rank,
        .freeze_at = options.freeze_at});
+  register_nccl_transport(
+      {.timeout_seconds = bp.comm.timeout_s, .stop_requested = [] { return stop_signal != 0; }, .peers = peers});
   if (ps) register_ps_transports(ps_transport_options(bp, worker.rank(), worker.world()));
   if (worker.world() > 1 && bp.transport == "none") {
     fail_input("{} workers were started but transport is 'none': choose ring or mpi (--set transport=ring)",
@@ -122,7 +126,7 @@ void connect_over_mpi(const Blueprint& bp, const TrainOptions& options, const Wa
 
 Worker join_run(const Blueprint& bp, const TrainOptions& options) {
   Worker worker;
-  const bool allreduce = bp.transport == "ring" || bp.transport == "mpi";
+  const bool allreduce = bp.transport == "ring" || bp.transport == "mpi" || bp.transport == "nccl";
   const bool ps = bp.transport == "ps-sync" || bp.transport == "ps-async";
   if (ps && !MpiSession::launched_by_mpi()) {
     const PsTransportOptions ps_options = ps_transport_options(bp, options.rank, options.world);
@@ -254,7 +258,8 @@ RunSummary start_summary(const Blueprint& bp, const Worker& worker, const Datase
                    {"parameters", model.parameter_count()},
                    {"macs_per_sample", model.macs_per_sample()},
                    {"input", model.sample_input_shape()},
-                   {"classes", model.classes()}};
+                   {"classes", model.classes()},
+                   {"device", model.device() != nullptr ? model.device()->name() : "cpu"}};
   summary.clock_read_seconds = Profiler::clock_cost_seconds();
   if (const auto host = cluster::this_host()) summary.network["cluster"] = cluster::to_json(*host);
   return summary;
@@ -273,8 +278,9 @@ void print_warnings(const std::filesystem::path& run_dir) {
 }
 
 void print_results(const Blueprint& bp, const RunSummary& summary, const Model& model, const Reports& reports) {
-  fmt::print("\n{} on {} — {} worker(s), transport {}, BLAS core {} ({}), {} threads per worker\n", model.name(),
-             bp.data.path, summary.world, bp.transport, blas::core_name(), blas::core_selection(), blas::threads());
+  fmt::print("\n{} on {} — {} worker(s), transport {}, BLAS core {} ({}), {} threads per worker{}\n", model.name(),
+             bp.data.path, summary.world, bp.transport, blas::core_name(), blas::core_selection(), blas::threads(),
+             model.device() != nullptr ? ", device " + model.device()->name() : "");
   fmt::print("{}\n{}", epochs_table(summary.epochs), breakdown_table(summary.epochs));
   if (!reports.workers().empty()) {
     fmt::print("\n{}", workers_table(reports.workers()));
@@ -294,6 +300,7 @@ void print_results(const Blueprint& bp, const RunSummary& summary, const Model& 
 
 // The model, the loaders and the transport of one worker, ready to train.
 struct Setup {
+  std::unique_ptr<DeviceBackend> device;  // null: the host; outlives the model it runs
   DatasetPair data;
   std::unique_ptr<Model> model;
   std::unique_ptr<Loader> train;  // a Loader owns a prefetch thread and does not move
@@ -303,11 +310,12 @@ struct Setup {
 
 Setup set_up(const Blueprint& bp, const Worker& worker) {
   Setup s;
+  s.device = open_device(bp.device, worker.local_rank());  // first: a device this worker lacks ends it at once
   s.data = open_dataset({bp.data.format, bp.data.path, bp.data.cache});
   // The model first: a data set it cannot take is the clearer error.
   Shape sample_shape = s.data.train->sample_shape();
   if (bp.data.resize > 0) sample_shape = {sample_shape[0], bp.data.resize, bp.data.resize};
-  s.model = models::build(bp.model, sample_shape, s.data.train->classes());
+  s.model = models::build(bp.model, sample_shape, s.data.train->classes(), s.device.get());
   s.model->initialize(bp.seed);
   const Normalization norm = compute_normalization(*s.data.train);
   s.train = std::make_unique<Loader>(s.data.train,

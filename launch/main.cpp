@@ -10,6 +10,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "core/cuda/register.h"
 #include "core/util/blas.h"
 #include "core/util/error.h"
 #include "launch/commands.h"
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
   // Before anything else: OpenBLAS fixes its kernel when it loads, so this may re-execute us.
   dtbench::blas::select_core(argv);
   set_up_logging();
+  dtbench::register_device_backends();  // `device: cuda`, when this binary was built with it
 
   CLI::App app{"dtbench: measure distributed deep-learning training, phase by phase"};
   app.set_version_flag("--version", dtbench::version_text());

@@ -63,6 +63,7 @@ class Dropout : public Layer {
   const Tensor& forward(const Tensor& input, Mode mode) override;
   Tensor& backward(Tensor& grad_output) override;
   void reseed(uint64_t seed) override;
+  float probability() const { return probability_; }  // for a device twin
 
  private:
   float probability_;

@@ -22,6 +22,8 @@ class BatchNorm2d : public Layer {
 
   const Tensor& running_mean() const { return running_mean_; }
   const Tensor& running_var() const { return running_var_; }
+  float momentum() const { return momentum_; }  // for a device twin
+  float epsilon() const { return epsilon_; }
 
  private:
   int64_t channels_;

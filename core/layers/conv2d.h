@@ -19,6 +19,13 @@ class Conv2d : public Layer {
   Tensor& backward(Tensor& grad_output) override;
   void collect_params(std::vector<Param*>& out) override;
   int64_t macs_per_sample() const override;
+  // The configuration, for a device twin (core/device/device.h).
+  int64_t in_channels() const { return in_channels_; }
+  int64_t out_channels() const { return out_channels_; }
+  int64_t kernel() const { return kernel_; }
+  int64_t stride() const { return stride_; }
+  int64_t padding() const { return padding_; }
+  bool has_bias() const { return has_bias_; }
 
  private:
   ConvSizes sizes(int64_t batch) const;

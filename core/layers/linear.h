@@ -14,6 +14,9 @@ class Linear : public Layer {
   Tensor& backward(Tensor& grad_output) override;
   void collect_params(std::vector<Param*>& out) override;
   int64_t macs_per_sample() const override { return in_ * out_; }
+  // The configuration, for a device twin (core/device/device.h).
+  int64_t in_features() const { return in_; }
+  int64_t out_features() const { return out_; }
 
  private:
   int64_t in_, out_;

@@ -12,6 +12,8 @@ class MaxPool2d : public Layer {
   Shape configure(const Shape& sample_input) override;
   const Tensor& forward(const Tensor& input, Mode mode) override;
   Tensor& backward(Tensor& grad_output) override;
+  int64_t kernel() const { return kernel_; }  // for a device twin
+  int64_t stride() const { return stride_; }
 
  private:
   int64_t kernel_, stride_;
@@ -28,6 +30,8 @@ class AvgPool2d : public Layer {
   Shape configure(const Shape& sample_input) override;
   const Tensor& forward(const Tensor& input, Mode mode) override;
   Tensor& backward(Tensor& grad_output) override;
+  int64_t kernel() const { return kernel_; }  // for a device twin
+  int64_t stride() const { return stride_; }
 
  private:
   int64_t kernel_, stride_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/device/device.h"
 #include "core/util/error.h"
 
 namespace dtbench {
@@ -44,6 +45,22 @@ Tensor& Sequential::backward(Tensor& grad_output) {
     if (observer_ != nullptr) (*observer_)(*it->layer);
   }
   return *grad;
+}
+
+void Sequential::adopt_twins(DeviceBackend& device) {
+  for (Entry& entry : layers_) {
+    if (entry.leaf) {
+      entry.layer = device.adopt(std::move(entry.layer));
+    } else if (auto* sequential = dynamic_cast<Sequential*>(entry.layer.get())) {
+      sequential->adopt_twins(device);
+    } else {
+      for (auto& [name, child] : entry.layer->children()) {
+        auto* branch = dynamic_cast<Sequential*>(child);
+        DTB_CHECK(branch != nullptr, "composite {} has a child {} that is no sequential", entry.name, name);
+        branch->adopt_twins(device);
+      }
+    }
+  }
 }
 
 std::vector<std::pair<std::string, Layer*>> Sequential::children() {

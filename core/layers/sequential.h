@@ -7,6 +7,8 @@
 
 namespace dtbench {
 
+class DeviceBackend;  // core/device/device.h
+
 // Layers applied in order; backward runs them in reverse.
 class Sequential : public Layer {
  public:
@@ -22,6 +24,9 @@ class Sequential : public Layer {
   // Called after each child's backward, so the model can tell which gradients are final.
   void set_backward_observer(const std::function<void(Layer&)>* observer) { observer_ = observer; }
   bool empty() const { return layers_.empty(); }
+  // Hands every leaf layer of this tree (configured) to `device`, keeping what it gives back: the
+  // layer's device twin, or the layer itself.
+  void adopt_twins(DeviceBackend& device);
   Layer& front() { return *layers_.front().layer; }
 
   std::string kind() const override { return "sequential"; }

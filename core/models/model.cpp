@@ -5,9 +5,10 @@
 
 namespace dtbench {
 
-Model::Model(std::string name, Shape sample_input, int64_t classes, std::unique_ptr<Sequential> net)
+Model::Model(std::string name, Shape sample_input, int64_t classes, std::unique_ptr<Sequential> net,
+             DeviceBackend* device)
     : name_(std::move(name)), sample_input_(std::move(sample_input)), classes_(classes),
-      net_(std::move(net)) {
+      net_(std::move(net)), device_(device) {
   // The data never needs a gradient, so the first layer can skip computing one.
   net_->set_needs_input_grad(false);
   const Shape output = net_->configure(sample_input_);
@@ -15,9 +16,11 @@ Model::Model(std::string name, Shape sample_input, int64_t classes, std::unique_
     fail_input("model {}: its output for input {} is {}, expected ({}) for {} classes", name_,
                shape_string(sample_input_), shape_string(output), classes_, classes_);
   }
+  // Twins are made from configured layers, before the walk names and collects what they share.
+  if (device_ != nullptr) net_->adopt_twins(*device_);
   std::vector<Param*> params;
   walk(*net_, "", params);
-  arena_.bind(std::move(params));
+  arena_.bind(std::move(params), device_ != nullptr ? device_->allocator() : allocate_aligned);
 }
 
 void Model::walk(Layer& layer, const std::string& path, std::vector<Param*>& params) {

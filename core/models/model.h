@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device/device.h"
 #include "core/layers/sequential.h"
 
 namespace dtbench {
@@ -21,7 +22,10 @@ struct LayerInfo {
 
 class Model {
  public:
-  Model(std::string name, Shape sample_input, int64_t classes, std::unique_ptr<Sequential> net);
+  // With a `device`, every layer it has a twin for runs there and the arena lives in memory both
+  // sides can use; null: the host. The device must outlive the model.
+  Model(std::string name, Shape sample_input, int64_t classes, std::unique_ptr<Sequential> net,
+        DeviceBackend* device = nullptr);
 
   const std::string& name() const { return name_; }
   const Shape& sample_input_shape() const { return sample_input_; }
@@ -48,6 +52,8 @@ class Model {
   const std::vector<LayerInfo>& layers() const { return layers_; }
   int64_t parameter_count() const { return parameter_count_; }
   int64_t macs_per_sample() const { return macs_per_sample_; }
+  // The backend it was built for; null for the host.
+  DeviceBackend* device() const { return device_; }
 
  private:
   void walk(Layer& layer, const std::string& path, std::vector<Param*>& params);
@@ -56,6 +62,7 @@ class Model {
   Shape sample_input_;
   int64_t classes_;
   std::unique_ptr<Sequential> net_;
+  DeviceBackend* device_;
   ParamArena arena_;
   std::vector<Tensor*> buffers_;
   std::vector<Layer*> all_layers_;

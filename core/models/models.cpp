@@ -57,7 +57,8 @@ const std::vector<ModelEntry>& catalogue() {
   return entries;
 }
 
-std::unique_ptr<Model> build(std::string_view name, const Shape& sample_input, int64_t classes) {
+std::unique_ptr<Model> build(std::string_view name, const Shape& sample_input, int64_t classes,
+                             DeviceBackend* device) {
   const Architecture* found = nullptr;
   for (const Architecture& architecture : architectures()) {
     if (architecture.entry.name == name) found = &architecture;
@@ -67,7 +68,7 @@ std::unique_ptr<Model> build(std::string_view name, const Shape& sample_input, i
 
   std::unique_ptr<Sequential> net = found->builder(sample_input, classes);
   try {
-    return std::make_unique<Model>(std::string(name), sample_input, classes, std::move(net));
+    return std::make_unique<Model>(std::string(name), sample_input, classes, std::move(net), device);
   } catch (const InputError& error) {
     // A layer's configure() names only itself; say which model and input it was.
     fail_input("model {} cannot take input {}: {}", name, shape_string(sample_input), error.what());

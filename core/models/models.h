@@ -21,6 +21,8 @@ const std::vector<ModelEntry>& catalogue();
 // Builds `name` for one sample of shape `sample_input` (C, H, W) and `classes` outputs.
 // An unknown name, or an input the architecture cannot take, is an InputError naming the model,
 // the shape and what it accepts.
-std::unique_ptr<Model> build(std::string_view name, const Shape& sample_input, int64_t classes);
+// With a `device` (core/device/device.h) the model runs there; null: on the host.
+std::unique_ptr<Model> build(std::string_view name, const Shape& sample_input, int64_t classes,
+                             DeviceBackend* device = nullptr);
 
 }  // namespace dtbench::models

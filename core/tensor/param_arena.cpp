@@ -40,7 +40,7 @@ void initialize_param(Param& param, uint64_t seed) {
 
 }  // namespace
 
-void ParamArena::bind(std::vector<Param*> params) {
+void ParamArena::bind(std::vector<Param*> params, std::shared_ptr<float[]> (*allocate)(int64_t)) {
   params_ = std::move(params);
   int64_t offset = 0;
   for (Param* param : params_) {
@@ -48,8 +48,8 @@ void ParamArena::bind(std::vector<Param*> params) {
     offset += (param->numel() + kParamAlignment - 1) / kParamAlignment * kParamAlignment;
   }
   count_ = offset;
-  values_ = allocate_aligned(count_);
-  grads_ = allocate_aligned(count_);
+  values_ = allocate(count_);
+  grads_ = allocate(count_);
   for (Param* param : params_) {
     param->value = values_.get() + param->offset;
     param->grad = grads_.get() + param->offset;

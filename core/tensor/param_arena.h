@@ -46,8 +46,9 @@ struct ArenaRange {
 class ParamArena {
  public:
   // Lays the parameters out in the given order (the model's layer order) and points each Param at
-  // its slice of the value and gradient blocks. The Params must outlive the arena.
-  void bind(std::vector<Param*> params);
+  // its slice of the value and gradient blocks. The Params must outlive the arena. The blocks come
+  // from `allocate` (a device backend's, for memory its kernels can use too).
+  void bind(std::vector<Param*> params, std::shared_ptr<float[]> (*allocate)(int64_t) = allocate_aligned);
 
   // Fills every value from its Init policy with a generator seeded by `seed`: the same seed gives
   // bit-identical weights. Each parameter draws from its own stream so that adding a layer does not

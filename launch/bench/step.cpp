@@ -28,6 +28,7 @@ struct StepBenchOptions {
   int threads = 0;
   int64_t classes = 10;
   std::string input;
+  std::string device = "cpu";
 };
 
 double median_ms(std::vector<double> seconds) {
@@ -35,10 +36,12 @@ double median_ms(std::vector<double> seconds) {
   return seconds.empty() ? 0.0 : 1e3 * seconds[seconds.size() / 2];
 }
 
-void bench_one_model(const models::ModelEntry& entry, const StepBenchOptions& options) {
+// On a device, every layer with a twin ends synchronised (core/cuda/twin.h), so the host's clock
+// reads bound each phase's device work.
+void bench_one_model(const models::ModelEntry& entry, const StepBenchOptions& options, DeviceBackend* device) {
   using Clock = std::chrono::steady_clock;
   const Shape input = options.input.empty() ? entry.default_input : parse_shape_option("--input", options.input);
-  auto model = models::build(entry.name, input, options.classes);
+  auto model = models::build(entry.name, input, options.classes, device);
   model->initialize(1);
   Shape batch_shape = input;
   batch_shape.insert(batch_shape.begin(), options.batch);
@@ -47,7 +50,9 @@ void bench_one_model(const models::ModelEntry& entry, const StepBenchOptions& op
   for (float& x : images.span()) x = rng.normal();
   std::vector<int32_t> labels(static_cast<size_t>(options.batch));
   for (auto& label : labels) label = static_cast<int32_t>(rng.below(static_cast<uint64_t>(options.classes)));
-  auto optimizer = make_optimizer({.name = "sgd", .learning_rate = 0.01f, .momentum = 0.9f}, model->arena().count());
+  const OptimizerConfig sgd{.name = "sgd", .learning_rate = 0.01f, .momentum = 0.9f};
+  std::unique_ptr<Optimizer> optimizer = device != nullptr ? device->make_optimizer(sgd, model->arena().count()) : nullptr;
+  if (optimizer == nullptr) optimizer = make_optimizer(sgd, model->arena().count());
 
   Tensor grad_logits;
   std::vector<double> forward, backward, update;
@@ -83,17 +88,20 @@ void add_step_bench(CLI::App& bench) {
   command->add_option("--threads", options->threads, "BLAS threads (0: one per core)")->check(CLI::NonNegativeNumber);
   command->add_option("--classes", options->classes, "Number of classes")->check(CLI::PositiveNumber);
   command->add_option("--input", options->input, "Input shape CxHxW (default: the model's own)");
+  command->add_option("--device", options->device, "Where the step runs: cpu, or cuda (the first GPU)");
   command->callback([options] {
     if (options->threads > 0) blas::set_threads(options->threads);
-    fmt::print("BLAS core {}, {} threads; median of {} steps after {} warm-up\n", blas::core_name(),
-               blas::threads(), options->steps, options->warmup);
+    check_device_name(options->device, "--device");
+    const std::unique_ptr<DeviceBackend> device = open_device(options->device, 0);
+    fmt::print("BLAS core {}, {} threads{}; median of {} steps after {} warm-up\n", blas::core_name(),
+               blas::threads(), device != nullptr ? ", device " + device->name() : "", options->steps, options->warmup);
     fmt::print("{:<10} {:>6} {:>11} {:>12} {:>10} {:>10} {:>10} {:>12}\n", "model", "batch", "forward ms",
                "backward ms", "update ms", "step ms", "images/s", "peak RSS MiB");
     bool found = false;
     for (const auto& entry : models::catalogue()) {
       if (options->model != "all" && options->model != entry.name) continue;
       found = true;
-      bench_one_model(entry, *options);
+      bench_one_model(entry, *options, device.get());
     }
     if (!found) {
       models::build(options->model, {1, 28, 28}, options->classes);  // throws, naming the valid models

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/device/device.h"
 #include "core/models/models.h"
 #include "core/util/error.h"
 #include "core/util/files.h"
@@ -271,7 +272,8 @@ void check_ranges(const Blueprint& bp, const std::string& source) {
           std::to_string(bp.straggler.rank));
   require(bp.straggler.delay_ms >= 0, source, "straggler.delay_ms", "a number of milliseconds >= 0",
           fmt::format("{}", bp.straggler.delay_ms));
-  require_one_of(source, "transport", bp.transport, {"none", "ring", "mpi", "ps-sync", "ps-async"});
+  require_one_of(source, "transport", bp.transport, {"none", "ring", "mpi", "nccl", "ps-sync", "ps-async"});
+  require_one_of(source, "device", bp.device, known_devices());
   require_one_of(source, "ps.placement", bp.ps.placement, {"balanced", "hash"});
   require(bp.ps.key_kb >= 1, source, "ps.key_kb", "an integer >= 1", std::to_string(bp.ps.key_kb));
   require(bp.ps.timeout_s > 0, source, "ps.timeout_s", "a number > 0", fmt::format("{}", bp.ps.timeout_s));
@@ -318,6 +320,7 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
   top.read("seed", bp.seed);
   top.read("threads", bp.threads);
   top.read("transport", bp.transport);
+  top.read("device", bp.device);
   top.read("output", bp.output);
 
   read_data_and_optimizer(top, source, bp);

@@ -66,6 +66,7 @@ struct Blueprint {
   OptimizerConfig optimizer;
   uint64_t seed = 1;
   int threads = 0;  // BLAS threads; 0: one per core
+  std::string device = "cpu";  // cpu | cuda (the GPU by local rank); core/device/device.h
   std::string transport = "none";
   CommBlueprint comm;
   PsBlueprint ps;

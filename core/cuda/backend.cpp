@@ -1,0 +1,95 @@
+// The `cuda` device: opens the worker's GPU (by local rank) and makes the twins of the layers it
+// has kernels for; composite layers (sequential, residual), flatten and anything else stay host
+// layers over managed memory.
+#include <optional>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/cuda/device_optimizer.h"
+#include "core/cuda/plan/device_pick.h"
+#include "core/cuda/register.h"
+#include "core/cuda/twins.h"
+#include "core/device/device.h"
+#include "core/layers/activation.h"
+#include "core/layers/batchnorm.h"
+#include "core/layers/conv2d.h"
+#include "core/layers/linear.h"
+#include "core/layers/pooling.h"
+#include "core/util/error.h"
+
+namespace dtbench {
+
+namespace {
+
+class CudaBackend : public DeviceBackend {
+ public:
+  explicit CudaBackend(int device) : context_(device) {}
+
+  std::string name() const override { return context_.description(); }
+  FloatAllocator allocator() const override { return cuda::allocate_managed; }
+  void synchronize() override { context_.synchronize(); }
+  std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, int64_t count) override {
+    return cuda::make_device_optimizer(context_, config, count);
+  }
+
+  std::vector<std::string> twin_kinds() const override {
+    return {"linear", "conv2d", "maxpool2d", "avgpool2d", "batchnorm2d", "relu", "tanh", "sigmoid", "dropout"};
+  }
+
+  std::unique_ptr<Layer> adopt(std::unique_ptr<Layer> host) override {
+    using cuda::PoolTwin;
+    Layer* layer = host.get();
+    if (dynamic_cast<Linear*>(layer)) return std::make_unique<cuda::LinearTwin>(context_, std::move(host));
+    if (dynamic_cast<Conv2d*>(layer)) return std::make_unique<cuda::ConvTwin>(context_, std::move(host));
+    if (dynamic_cast<BatchNorm2d*>(layer)) return std::make_unique<cuda::BatchNormTwin>(context_, std::move(host));
+    if (dynamic_cast<Dropout*>(layer)) return std::make_unique<cuda::DropoutTwin>(context_, std::move(host));
+    if (auto* pool = dynamic_cast<MaxPool2d*>(layer)) {
+      return std::make_unique<PoolTwin>(context_, std::move(host), PoolTwin::Kind::Max, pool->kernel(), pool->stride());
+    }
+    if (auto* pool = dynamic_cast<AvgPool2d*>(layer)) {
+      return std::make_unique<PoolTwin>(context_, std::move(host), PoolTwin::Kind::Average, pool->kernel(),
+                                        pool->stride());
+    }
+    if (dynamic_cast<GlobalAvgPool*>(layer)) {
+      return std::make_unique<PoolTwin>(context_, std::move(host), PoolTwin::Kind::GlobalAverage, 0, 0);
+    }
+    if (const auto mode = activation_mode(*layer)) {
+      return std::make_unique<cuda::ActivationTwin>(context_, std::move(host), *mode);
+    }
+    return host;
+  }
+
+ private:
+  static std::optional<cudnnActivationMode_t> activation_mode(Layer& layer) {
+    if (dynamic_cast<ReLU*>(&layer)) return CUDNN_ACTIVATION_RELU;
+    if (dynamic_cast<Tanh*>(&layer)) return CUDNN_ACTIVATION_TANH;
+    if (dynamic_cast<Sigmoid*>(&layer)) return CUDNN_ACTIVATION_SIGMOID;
+    return std::nullopt;
+  }
+
+  cuda::CudaContext context_;
+};
+
+std::unique_ptr<DeviceBackend> open_cuda(int local_rank) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  std::string why;
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    why = fmt::format("no usable CUDA device on this machine ({})", cudaGetErrorString(status));
+  }
+  const int device = status == cudaSuccess ? cuda_plan::pick_device(local_rank, count, why) : -1;
+  if (device < 0) fail_input("device 'cuda': {}; use device: cpu", why);
+  auto backend = std::make_unique<CudaBackend>(device);
+  spdlog::info("local rank {} runs on {}", local_rank, backend->name());
+  return backend;
+}
+
+}  // namespace
+
+void register_device_backends() { register_device("cuda", open_cuda); }
+bool cuda_backend_built() { return true; }
+std::string cuda_backend_toolkit() { return DTBENCH_CUDA_TOOLKIT_VERSION; }
+
+}  // namespace dtbench

@@ -1,0 +1,90 @@
+#include "core/cuda/context.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/cuda/plan/workspace.h"
+
+namespace dtbench::cuda {
+
+std::shared_ptr<float[]> allocate_managed(int64_t count) {
+  const size_t bytes = static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float);
+  void* memory = nullptr;
+  DTB_CUDA(cudaMallocManaged(&memory, bytes, cudaMemAttachGlobal));
+  DTB_CUDA(cudaMemset(memory, 0, bytes));
+  DTB_CUDA(cudaDeviceSynchronize());  // the host may write it next
+  return std::shared_ptr<float[]>(static_cast<float*>(memory), [](float* p) { cudaFree(p); });
+}
+
+CudaContext::CudaContext(int device) : device_(device) {
+  DTB_CUDA(cudaSetDevice(device));
+  cudaDeviceProp properties{};
+  DTB_CUDA(cudaGetDeviceProperties(&properties, device));
+  description_ = fmt::format("cuda:{} ({}, {:.0f} GiB)", device, properties.name,
+                             static_cast<double>(properties.totalGlobalMem) / (1 << 30));
+  DTB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  DTB_CUDA(cublasCreate(&cublas_));
+  DTB_CUDA(cublasSetStream(cublas_, stream_));
+  DTB_CUDA(cudnnCreate(&cudnn_));
+  DTB_CUDA(cudnnSetStream(cudnn_, stream_));
+}
+
+CudaContext::~CudaContext() {
+  // Destructors do not throw: whatever fails here leaves nothing to recover.
+  cudaStreamSynchronize(stream_);
+  if (workspace_ != nullptr) cudaFree(workspace_);
+  cudnnDestroy(cudnn_);
+  cublasDestroy(cublas_);
+  cudaStreamDestroy(stream_);
+}
+
+void* CudaContext::workspace(int64_t bytes) {
+  const int64_t wanted = cuda_plan::workspace_size_for(workspace_bytes_, bytes);
+  if (wanted != workspace_bytes_) {
+    DTB_CUDA(cudaStreamSynchronize(stream_));  // the old block may still be in use
+    if (workspace_ != nullptr) DTB_CUDA(cudaFree(workspace_));
+    workspace_ = nullptr;
+    DTB_CUDA(cudaMalloc(&workspace_, static_cast<size_t>(wanted)));
+    workspace_bytes_ = wanted;
+  }
+  return workspace_;
+}
+
+int64_t CudaContext::search_workspace_limit() const {
+  size_t free_bytes = 0, total_bytes = 0;
+  DTB_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  constexpr int64_t kCap = int64_t{1} << 30;  // no algorithm is worth a GiB of scratch
+  return cuda_plan::search_workspace_limit(static_cast<int64_t>(free_bytes), kCap);
+}
+
+const float* CudaContext::ones(int64_t count) {
+  if (count > ones_count_) {
+    ones_ = allocate_managed(count);
+    std::fill_n(ones_.get(), count, 1.0f);  // allocate_managed synchronised; the host may write
+    ones_count_ = count;
+  }
+  return ones_.get();
+}
+
+bool CudaContext::device_accessible(const void* pointer) const {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
+    cudaGetLastError();  // clear it: plain host memory is an answer, not an error
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+}
+
+void CudaContext::synchronize() { DTB_CUDA(cudaStreamSynchronize(stream_)); }
+
+Tensor ManagedBuffer::as(const Shape& shape) {
+  const int64_t needed = element_count(shape);
+  if (needed > capacity_ || storage_ == nullptr) {
+    storage_ = allocate_managed(needed);
+    capacity_ = needed;
+  }
+  return Tensor::view(storage_.get(), shape);
+}
+
+}  // namespace dtbench::cuda

@@ -1,0 +1,55 @@
+#pragma once
+// A device twin: runs a host layer's forward and backward on the GPU. It owns the host layer and
+// answers for it everything that is configuration (kind, parameters, buffers, MACs, seeds), so
+// the model names, lays out and initialises the same parameters whichever device runs them.
+// Every twin ends its forward and backward with the stream synchronised: what it returns (managed
+// memory) may be read by host code next (the loss, a residual block's addition, the transport).
+#include <memory>
+#include <vector>
+
+#include "core/cuda/context.h"
+#include "core/layers/layer.h"
+
+namespace dtbench::cuda {
+
+class Twin : public Layer {
+ public:
+  Twin(CudaContext& context, std::unique_ptr<Layer> host);
+  std::string kind() const override { return host_->kind(); }
+  Shape configure(const Shape& sample_input) override { return host_->configure(sample_input); }
+  void collect_params(std::vector<Param*>& out) override { host_->collect_params(out); }
+  void collect_buffers(std::vector<Tensor*>& out) override { host_->collect_buffers(out); }
+  int64_t macs_per_sample() const override { return host_->macs_per_sample(); }
+  void reseed(uint64_t seed) override { host_->reseed(seed); }
+
+ protected:
+  // `tensor`'s data where a kernel can read it: the tensor's own (device or managed memory), or a
+  // copy queued into `staging` (a host layer's output, the loader's batch).
+  const float* readable(const Tensor& tensor, ManagedBuffer& staging);
+  // The host layer's parameters in its order (pointers are bound when the model's arena is).
+  Param& param(size_t index) { return *params_.at(index); }
+
+  CudaContext& context_;
+  std::unique_ptr<Layer> host_;
+
+ private:
+  std::vector<Param*> params_;
+};
+
+// cuDNN descriptors that free themselves.
+class TensorDesc {
+ public:
+  TensorDesc();
+  ~TensorDesc();
+  TensorDesc(const TensorDesc&) = delete;
+  TensorDesc& operator=(const TensorDesc&) = delete;
+  // NCHW; a tensor of another rank is seen as (dim 0, the rest, 1, 1).
+  void set(const Shape& shape);
+  void set(int64_t n, int64_t c, int64_t h, int64_t w);
+  cudnnTensorDescriptor_t get() const { return descriptor_; }
+
+ private:
+  cudnnTensorDescriptor_t descriptor_;
+};
+
+}  // namespace dtbench::cuda

@@ -1,0 +1,60 @@
+#pragma once
+// Where a worker's tensors live and its kernels run: `device: cpu|cuda` in the blueprint. A device
+// backend is a folder of its own (core/cuda/) that registers itself here at start-up; the layers,
+// models and training loop never branch on it. A model built for a backend swaps each leaf layer
+// for the backend's twin of it (sharing the layer's parameters) and lays its arena out in memory
+// both the host and the device can use, so that everything without a twin (the loss, composite
+// layers' glue, the optimizer, the transports) still runs, on the host, over the same memory.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/layers/layer.h"
+#include "core/optim/optimizer.h"
+
+namespace dtbench {
+
+// Zero-filled float storage; allocate_aligned (core/tensor/tensor.h) is the host's.
+using FloatAllocator = std::shared_ptr<float[]> (*)(int64_t count);
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+  // "cuda:0 (NVIDIA H100 80GB HBM3)": which device this worker uses, for logs and reports.
+  virtual std::string name() const = 0;
+  // Storage that host and device code may both read and write (the host after synchronize()).
+  virtual FloatAllocator allocator() const = 0;
+  // Takes a configured leaf layer and gives back its device twin, which owns it and shares its
+  // parameters and buffers; gives the layer itself back when the backend has no twin for its kind.
+  virtual std::unique_ptr<Layer> adopt(std::unique_ptr<Layer> host_layer) = 0;
+  // Kinds of layer this backend runs on the device.
+  virtual std::vector<std::string> twin_kinds() const = 0;
+  // Waits until everything queued on the device is done.
+  virtual void synchronize() = 0;
+  // An optimizer whose updates run on the device, over `count` floats this backend allocated;
+  // null lets the host's optimizer run over them.
+  virtual std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, int64_t count) {
+    (void)config;
+    (void)count;
+    return nullptr;
+  }
+};
+
+// Opens the backend for the worker with this local rank (a backend with several devices picks
+// one by it). Throws InputError when this machine cannot run it, saying why.
+using DeviceFactory = std::function<std::unique_ptr<DeviceBackend>(int local_rank)>;
+
+// Every device a blueprint may name, built into this binary or not: "cpu", "cuda".
+const std::vector<std::string>& known_devices();
+// Those this binary has: "cpu" and every registered backend.
+std::vector<std::string> built_devices();
+void register_device(const std::string& name, DeviceFactory factory);
+// An InputError when `name` is not a known device (naming `where`, the key or flag it came from).
+void check_device_name(const std::string& name, const std::string& where);
+// "cpu": null (host layers over host memory). Another name: its backend, or an InputError saying
+// whether this build lacks it or this machine cannot run it.
+std::unique_ptr<DeviceBackend> open_device(const std::string& name, int local_rank);
+
+}  // namespace dtbench

@@ -1,0 +1,122 @@
+// The CUDA backend's own kernels, run on the CPU: each kernel's per-index body (core/cuda/bodies/,
+// the very function the GPU runs one index per thread) looped over the same index space, against
+// the CPU layer or optimizer on random shapes with odd sizes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/cuda/bodies/elementwise.h"
+#include "core/cuda/bodies/optimizer_updates.h"
+#include "core/cuda/bodies/softmax_xent.h"
+#include "core/kernels/activation.h"
+#include "core/kernels/loss.h"
+#include "core/optim/optimizer.h"
+#include "core/util/rng.h"
+
+namespace dtbench {
+namespace {
+
+using namespace cuda_bodies;
+
+std::vector<float> random_vector(int64_t n, Rng& rng, float scale = 1.0f) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = scale * rng.normal();
+  return v;
+}
+
+TEST(CudaBodies, SoftmaxCrossEntropyRowsMatchTheCpuKernel) {
+  Rng rng(7);
+  for (int trial = 0; trial < 20; ++trial) {
+    const int64_t B = 1 + static_cast<int64_t>(rng.next_u64() % 33), K = 1 + static_cast<int64_t>(rng.next_u64() % 131);
+    const std::vector<float> logits = random_vector(B * K, rng, 8.0f);  // large enough to need the max
+    std::vector<int32_t> labels(static_cast<size_t>(B));
+    for (int32_t& label : labels) label = static_cast<int32_t>(rng.next_u64() % static_cast<uint64_t>(K));
+    const float scale = 1.0f / static_cast<float>(B);
+
+    std::vector<float> cpu_grad(logits.size()), body_grad(logits.size());
+    const auto cpu = kernels::softmax_crossentropy(cpu_grad.data(), logits.data(), labels.data(), scale, B, K);
+    std::vector<double> row_loss(static_cast<size_t>(B));
+    std::vector<int32_t> row_correct(static_cast<size_t>(B));
+    for (int64_t b = 0; b < B; ++b) {
+      softmax_xent_row(b, body_grad.data(), logits.data(), labels.data(), scale, K, row_loss.data(), row_correct.data());
+    }
+    double loss_sum = 0.0;
+    int64_t correct = 0;
+    for (int64_t b = 0; b < B; ++b) loss_sum += row_loss[b], correct += row_correct[b];
+    EXPECT_NEAR(loss_sum, cpu.loss_sum, 1e-9 * std::max(1.0, cpu.loss_sum)) << B << "x" << K;
+    EXPECT_EQ(correct, cpu.correct);
+    for (size_t i = 0; i < logits.size(); ++i) ASSERT_FLOAT_EQ(body_grad[i], cpu_grad[i]) << i << " of " << B << "x" << K;
+  }
+}
+
+TEST(CudaBodies, SoftmaxCrossEntropyMayOverwriteItsLogits) {
+  Rng rng(8);
+  const int64_t B = 5, K = 7;
+  std::vector<float> logits = random_vector(B * K, rng), expected(logits.size());
+  const std::vector<int32_t> labels{0, 6, 3, 3, 1};
+  kernels::softmax_crossentropy(expected.data(), logits.data(), labels.data(), 0.2f, B, K);
+  std::vector<double> row_loss(B);
+  std::vector<int32_t> row_correct(B);
+  for (int64_t b = 0; b < B; ++b) softmax_xent_row(b, logits.data(), logits.data(), labels.data(), 0.2f, K, row_loss.data(), row_correct.data());
+  for (size_t i = 0; i < logits.size(); ++i) EXPECT_FLOAT_EQ(logits[i], expected[i]) << i;
+}
+
+// The CPU optimizer and the body over the same parameters and gradients, several steps.
+void expect_updates_match(const OptimizerConfig& config, int64_t n) {
+  Rng rng(11 + static_cast<uint64_t>(n));
+  std::vector<float> cpu_params = random_vector(n, rng), body_params = cpu_params;
+  auto optimizer = make_optimizer(config, n);
+  std::vector<float> velocity(static_cast<size_t>(n)), m(static_cast<size_t>(n)), v(static_cast<size_t>(n));
+  for (int64_t step = 1; step <= 4; ++step) {
+    const std::vector<float> grads = random_vector(n, rng);
+    optimizer->step(cpu_params, grads);
+    if (config.name == "sgd") {
+      const SgdHyper hyper{config.learning_rate, config.momentum, config.weight_decay, config.nesterov};
+      float* state = config.momentum != 0.0f ? velocity.data() : nullptr;
+      for (int64_t i = 0; i < n; ++i) sgd_update_at(i, body_params.data(), grads.data(), state, hyper);
+    } else {
+      const float correction1 = 1.0f - static_cast<float>(std::pow(config.beta1, step));
+      const float correction2 = 1.0f - static_cast<float>(std::pow(config.beta2, step));
+      const AdamHyper hyper{config.beta1, config.beta2, config.weight_decay, config.epsilon,
+                            config.learning_rate / correction1, 1.0f / std::sqrt(correction2)};
+      for (int64_t i = 0; i < n; ++i) adam_update_at(i, body_params.data(), grads.data(), m.data(), v.data(), hyper);
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(body_params[i], cpu_params[i]) << config.name << " element " << i;
+}
+
+TEST(CudaBodies, SgdMatchesTheCpuOptimizer) {
+  expect_updates_match({.name = "sgd", .learning_rate = 0.05f}, 1);
+  expect_updates_match({.name = "sgd", .learning_rate = 0.05f, .momentum = 0.9f, .weight_decay = 1e-3f}, 1001);
+  expect_updates_match({.name = "sgd", .learning_rate = 0.05f, .momentum = 0.9f, .nesterov = true}, 37);
+}
+
+TEST(CudaBodies, AdamMatchesTheCpuOptimizer) {
+  expect_updates_match({.name = "adam", .learning_rate = 1e-3f}, 3);
+  expect_updates_match({.name = "adam", .learning_rate = 1e-2f, .weight_decay = 1e-2f}, 4099);
+}
+
+TEST(CudaBodies, DropoutMaskAppliesAsTheCpuKernel) {
+  Rng rng(3);
+  for (const int64_t n : {1, 17, 1023}) {
+    const std::vector<float> input = random_vector(n, rng);
+    std::vector<float> mask(static_cast<size_t>(n)), cpu(static_cast<size_t>(n)), body(static_cast<size_t>(n));
+    Rng mask_rng(n);
+    kernels::dropout_mask(mask.data(), mask_rng, 0.3f, n);
+    kernels::apply_mask(cpu.data(), input.data(), mask.data(), n);
+    for (int64_t i = 0; i < n; ++i) apply_mask_at(i, body.data(), input.data(), mask.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(body[i], cpu[i]) << i;
+  }
+}
+
+TEST(CudaBodies, ScaleTurnsASumIntoAMean) {
+  std::vector<float> sums{3.0f, -6.0f, 1.5f};
+  for (int64_t i = 0; i < 3; ++i) scale_at(i, sums.data(), 1.0f / 3.0f);
+  EXPECT_FLOAT_EQ(sums[0], 1.0f);
+  EXPECT_FLOAT_EQ(sums[1], -2.0f);
+  EXPECT_FLOAT_EQ(sums[2], 0.5f);
+}
+
+}  // namespace
+}  // namespace dtbench

@@ -1,0 +1,134 @@
+// The device seam against the CPU: `device:` names, the refusal of `cuda` where it cannot run, and
+// a model built for a backend (here a stand-in whose twins run the host layers) keeping its names,
+// layout and numbers while its leaf layers run through the twins.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "core/cuda/register.h"
+#include "core/device/device.h"
+#include "core/layers/loss.h"
+#include "core/models/models.h"
+#include "core/util/error.h"
+#include "core/util/rng.h"
+
+namespace dtbench {
+namespace {
+
+int g_allocations = 0;
+std::shared_ptr<float[]> counting_allocate(int64_t count) {
+  ++g_allocations;
+  return allocate_aligned(count);
+}
+
+// A twin that runs its host layer and counts the calls.
+class CountingTwin : public Layer {
+ public:
+  CountingTwin(std::unique_ptr<Layer> host, std::map<std::string, int>& calls) : host_(std::move(host)), calls_(calls) {
+    set_needs_input_grad(host_->needs_input_grad());
+  }
+  std::string kind() const override { return host_->kind(); }
+  Shape configure(const Shape& sample_input) override { return host_->configure(sample_input); }
+  const Tensor& forward(const Tensor& input, Mode mode) override {
+    ++calls_[kind() + " forward"];
+    return host_->forward(input, mode);
+  }
+  Tensor& backward(Tensor& grad_output) override {
+    ++calls_[kind() + " backward"];
+    return host_->backward(grad_output);
+  }
+  void collect_params(std::vector<Param*>& out) override { host_->collect_params(out); }
+  void collect_buffers(std::vector<Tensor*>& out) override { host_->collect_buffers(out); }
+  int64_t macs_per_sample() const override { return host_->macs_per_sample(); }
+  void reseed(uint64_t seed) override { host_->reseed(seed); }
+
+ private:
+  std::unique_ptr<Layer> host_;
+  std::map<std::string, int>& calls_;
+};
+
+class HostTwinBackend : public DeviceBackend {
+ public:
+  std::string name() const override { return "host-twins"; }
+  FloatAllocator allocator() const override { return counting_allocate; }
+  std::vector<std::string> twin_kinds() const override { return {"conv2d", "linear"}; }
+  void synchronize() override {}
+  std::unique_ptr<Layer> adopt(std::unique_ptr<Layer> host) override {
+    const std::string kind = host->kind();
+    if (kind != "conv2d" && kind != "linear") return host;
+    ++adopted[kind];
+    return std::make_unique<CountingTwin>(std::move(host), calls);
+  }
+  std::map<std::string, int> adopted, calls;
+};
+
+TEST(Device, NamesAreCheckedAndCpuIsTheHost) {
+  EXPECT_EQ(open_device("cpu", 0), nullptr);
+  EXPECT_NO_THROW(check_device_name("cuda", "device"));
+  try {
+    check_device_name("tpu", "blueprint.yaml: device");
+    FAIL() << "tpu accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("blueprint.yaml: device: unknown device 'tpu'; expected one of cpu, cuda"),
+              std::string::npos) << error.what();
+  }
+}
+
+// Without the CUDA build, or without a GPU, `cuda` is an InputError saying which.
+TEST(Device, CudaIsRefusedWithTheReasonWhereItCannotRun) {
+  register_device_backends();
+  std::string message;
+  try {
+    auto device = open_device("cuda", 0);
+    GTEST_SKIP() << "a GPU is present: " << device->name();
+  } catch (const InputError& error) {
+    message = error.what();
+  }
+  if (cuda_backend_built()) {
+    EXPECT_NE(message.find("device 'cuda': no"), std::string::npos) << message;
+  } else {
+    EXPECT_NE(message.find("device 'cuda': this dtbench was built without it"), std::string::npos) << message;
+  }
+  EXPECT_NE(message.find("device: cpu"), std::string::npos) << message;
+}
+
+TEST(Device, AModelOnABackendRunsItsTwinsWithTheSameNamesLayoutAndNumbers) {
+  HostTwinBackend backend;
+  g_allocations = 0;
+  auto host = models::build("lenet5", {1, 28, 28}, 10);
+  auto twinned = models::build("lenet5", {1, 28, 28}, 10, &backend);
+  EXPECT_EQ(g_allocations, 2);  // the arena's values and gradients came from the backend
+  EXPECT_EQ(backend.adopted["conv2d"], 2);
+  EXPECT_EQ(backend.adopted["linear"], 3);
+  EXPECT_EQ(twinned->device(), &backend);
+  ASSERT_EQ(twinned->layers().size(), host->layers().size());
+  for (size_t i = 0; i < host->layers().size(); ++i) {
+    EXPECT_EQ(twinned->layers()[i].path, host->layers()[i].path);
+    EXPECT_EQ(twinned->layers()[i].kind, host->layers()[i].kind);
+  }
+  ASSERT_EQ(twinned->arena().params().size(), host->arena().params().size());
+  for (size_t i = 0; i < host->arena().params().size(); ++i) {
+    EXPECT_EQ(twinned->arena().params()[i]->name, host->arena().params()[i]->name);
+    EXPECT_EQ(twinned->arena().params()[i]->offset, host->arena().params()[i]->offset);
+  }
+
+  host->initialize(5);
+  twinned->initialize(5);
+  Tensor batch({3, 1, 28, 28});
+  Rng rng(2);
+  for (float& x : batch.span()) x = rng.normal();
+  const std::vector<int32_t> labels{1, 7, 3};
+  for (Model* model : {host.get(), twinned.get()}) {
+    Tensor grad;
+    softmax_cross_entropy(model->forward(batch, Mode::Train), labels, &grad);
+    model->backward(grad);
+  }
+  EXPECT_EQ(backend.calls["conv2d forward"], 2);
+  EXPECT_EQ(backend.calls["linear backward"], 3);
+  const auto host_grads = host->arena().grads(), twin_grads = twinned->arena().grads();
+  for (size_t i = 0; i < host_grads.size(); ++i) ASSERT_EQ(twin_grads[i], host_grads[i]) << i;
+}
+
+}  // namespace
+}  // namespace dtbench

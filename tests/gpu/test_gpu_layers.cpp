@@ -1,0 +1,157 @@
+// The CUDA backend on a GPU: every twin's forward and backward against its CPU layer, and a whole
+// model's training step against the CPU's. Skipped, saying why, where no GPU can be used (the
+// reason is open_device's: no CUDA build, or no device).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+
+#include "core/cuda/register.h"
+#include "core/device/device.h"
+#include "core/layers/activation.h"
+#include "core/layers/batchnorm.h"
+#include "core/layers/conv2d.h"
+#include "core/layers/linear.h"
+#include "core/layers/loss.h"
+#include "core/layers/pooling.h"
+#include "core/models/models.h"
+#include "core/util/error.h"
+#include "core/util/rng.h"
+
+namespace dtbench {
+namespace {
+
+class Gpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    register_device_backends();
+    try {
+      device_ = open_device("cuda", 0);
+    } catch (const InputError& error) {
+      GTEST_SKIP() << "no GPU to run on: " << error.what();
+    }
+  }
+  std::unique_ptr<DeviceBackend> device_;
+};
+
+void fill_random(std::span<float> values, uint64_t seed) {
+  Rng rng(seed);
+  for (float& x : values) x = rng.normal();
+}
+
+void expect_close(std::span<const float> actual, std::span<const float> expected, const std::string& what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  double scale = 1e-6;
+  for (float x : expected) scale = std::max(scale, double(std::fabs(x)));
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_NEAR(actual[i], expected[i], 1e-4 * scale) << what << " element " << i;
+  }
+}
+
+using LayerMaker = std::function<std::unique_ptr<Layer>()>;
+
+// One layer twice, on the host and as the device's twin, with the same parameters, input and
+// output gradient; outputs, input gradients and parameter gradients must agree.
+void expect_twin_matches(DeviceBackend& device, const LayerMaker& make, const Shape& sample, int64_t batch,
+                         const std::string& what) {
+  auto host = make();
+  auto hosted_twin = make();
+  const Shape out_sample = host->configure(sample);
+  hosted_twin->configure(sample);
+  std::unique_ptr<Layer> twin = device.adopt(std::move(hosted_twin));
+  std::vector<Param*> host_params, twin_params;
+  host->collect_params(host_params);
+  twin->collect_params(twin_params);
+  ParamArena host_arena, twin_arena;
+  host_arena.bind(host_params);
+  twin_arena.bind(twin_params, device.allocator());
+  fill_random(host_arena.values(), 3);
+  std::copy(host_arena.values().begin(), host_arena.values().end(), twin_arena.values().begin());
+  host->reseed(9);
+  twin->reseed(9);
+
+  Shape input_shape = sample, output_shape = out_sample;
+  input_shape.insert(input_shape.begin(), batch);
+  output_shape.insert(output_shape.begin(), batch);
+  Tensor input(input_shape), grad_host(output_shape), grad_twin(output_shape);
+  fill_random(input.span(), 4);
+  fill_random(grad_host.span(), 5);
+  std::copy(grad_host.span().begin(), grad_host.span().end(), grad_twin.span().begin());
+
+  expect_close(twin->forward(input, Mode::Train).span(), host->forward(input, Mode::Train).span(), what + " forward");
+  expect_close(twin->backward(grad_twin).span(), host->backward(grad_host).span(), what + " input gradient");
+  expect_close(twin_arena.grads(), host_arena.grads(), what + " parameter gradients");
+}
+
+TEST_F(Gpu, EveryTwinMatchesItsCpuLayer) {
+  DeviceBackend& d = *device_;
+  expect_twin_matches(d, [] { return std::make_unique<Linear>(37, 11); }, {37}, 5, "linear");
+  expect_twin_matches(d, [] { return std::make_unique<Conv2d>(3, 8, 3, 1, 1); }, {3, 13, 11}, 3, "conv 3x3 pad 1");
+  expect_twin_matches(d, [] { return std::make_unique<Conv2d>(5, 7, 3, 2, 1, false); }, {5, 9, 9}, 2, "conv stride 2");
+  expect_twin_matches(d, [] { return std::make_unique<Conv2d>(4, 6, 5); }, {4, 12, 12}, 3, "conv 5x5");
+  expect_twin_matches(d, [] { return std::make_unique<MaxPool2d>(2, 2); }, {3, 10, 10}, 2, "maxpool");
+  expect_twin_matches(d, [] { return std::make_unique<MaxPool2d>(3, 2); }, {2, 11, 11}, 2, "maxpool 3/2");
+  expect_twin_matches(d, [] { return std::make_unique<AvgPool2d>(2, 2); }, {3, 8, 8}, 2, "avgpool");
+  expect_twin_matches(d, [] { return std::make_unique<GlobalAvgPool>(); }, {5, 7, 7}, 3, "global avgpool");
+  expect_twin_matches(d, [] { return std::make_unique<BatchNorm2d>(6); }, {6, 5, 7}, 4, "batchnorm");
+  expect_twin_matches(d, [] { return std::make_unique<ReLU>(); }, {3, 5, 5}, 2, "relu");
+  expect_twin_matches(d, [] { return std::make_unique<Tanh>(); }, {17}, 3, "tanh");
+  expect_twin_matches(d, [] { return std::make_unique<Sigmoid>(); }, {17}, 3, "sigmoid");
+  expect_twin_matches(d, [] { return std::make_unique<Dropout>(0.4f); }, {33}, 4, "dropout");
+}
+
+// The device's SGD and Adam against the CPU's over the same managed arrays.
+TEST_F(Gpu, DeviceOptimizersMatchTheCpuOnes) {
+  for (const OptimizerConfig& config : {OptimizerConfig{.name = "sgd", .learning_rate = 0.1f, .momentum = 0.9f,
+                                                        .weight_decay = 1e-3f, .nesterov = true},
+                                        OptimizerConfig{.name = "adam", .learning_rate = 1e-2f}}) {
+    const int64_t n = 1000003;
+    auto params = device_->allocator()(n), grads = device_->allocator()(n);
+    std::vector<float> host_params(static_cast<size_t>(n)), host_grads(static_cast<size_t>(n));
+    fill_random(host_params, 1);
+    std::copy(host_params.begin(), host_params.end(), params.get());
+    auto on_device = device_->make_optimizer(config, n);
+    ASSERT_NE(on_device, nullptr);
+    auto on_host = make_optimizer(config, n);
+    for (int step = 0; step < 3; ++step) {
+      fill_random(host_grads, 10 + step);
+      std::copy(host_grads.begin(), host_grads.end(), grads.get());
+      on_host->step(host_params, host_grads);
+      on_device->step({params.get(), static_cast<size_t>(n)}, {grads.get(), static_cast<size_t>(n)});
+    }
+    expect_close({params.get(), static_cast<size_t>(n)}, host_params, config.name);
+    EXPECT_EQ(on_device->steps_taken(), 3);
+  }
+}
+
+// A training step of each model on the device against the same step on the host.
+TEST_F(Gpu, AModelStepMatchesTheCpuStep) {
+  for (const auto& entry : models::catalogue()) {
+    auto host = models::build(entry.name, entry.default_input, 10);
+    auto on_device = models::build(entry.name, entry.default_input, 10, device_.get());
+    host->initialize(1);
+    on_device->initialize(1);
+    Shape batch_shape = entry.default_input;
+    batch_shape.insert(batch_shape.begin(), 4);
+    Tensor batch(batch_shape);
+    fill_random(batch.span(), 6);
+    const std::vector<int32_t> labels{0, 3, 9, 3};
+    Tensor grad_host, grad_device;
+    const LossResult host_loss = softmax_cross_entropy(host->forward(batch, Mode::Train), labels, &grad_host);
+    const LossResult device_loss = softmax_cross_entropy(on_device->forward(batch, Mode::Train), labels, &grad_device);
+    EXPECT_NEAR(device_loss.loss, host_loss.loss, 1e-3 * std::max(1.0, host_loss.loss)) << entry.name;
+    host->backward(grad_host);
+    on_device->backward(grad_device);
+    double max_error = 0.0, max_grad = 1e-6;
+    const auto hg = host->arena().grads(), dg = on_device->arena().grads();
+    for (size_t i = 0; i < hg.size(); ++i) {
+      max_error = std::max(max_error, double(std::fabs(dg[i] - hg[i])));
+      max_grad = std::max(max_grad, double(std::fabs(hg[i])));
+    }
+    EXPECT_LT(max_error, 1e-3 * max_grad) << entry.name;
+  }
+}
+
+}  // namespace
+}  // namespace dtbench
