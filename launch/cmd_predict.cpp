@@ -23,6 +23,7 @@ struct PredictOptions {
   int shards = 0;
   bool servers_apart = false;
   double reduce_ns_per_byte = -1;  // negative: timed here
+  double alpha_us = -1;            // negative: the fitted latency at extrapolated links too
   std::string out;
 };
 
@@ -43,7 +44,7 @@ void run_predict(const PredictOptions& o) {
   std::sort(workers.begin(), workers.end());
 
   const double reduce = o.reduce_ns_per_byte >= 0 ? o.reduce_ns_per_byte / 1e9 : measure_reduce_s_per_byte();
-  const FittedConstants constants(fits, reduce);
+  const FittedConstants constants(fits, reduce, o.alpha_us >= 0 ? o.alpha_us / 1e6 : -1);
   const MeasuredRun run = load_measured_run(o.run_dir);
   PredictionGrid grid = predict_grid(run, workers, links, transports, constants,
                                      {.shards = o.shards, .beside_workers = !o.servers_apart});
@@ -78,6 +79,8 @@ void add_predict_command(CLI::App& app) {
                     "Servers on hosts of their own (default: each shard beside a worker)");
   command->add_option("--reduce-ns-per-byte", o->reduce_ns_per_byte,
                       "Cost of summing a received byte (default: timed on this machine)");
+  command->add_option("--alpha-us", o->alpha_us,
+                      "Latency per message at link rates no --fit measured (default: as fitted at the fastest)");
   command->add_option("--out", o->out, "Where predict.json, .csv and .html go (default: the run directory)");
   command->callback([o] { run_predict(*o); });
 }

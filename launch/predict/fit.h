@@ -57,13 +57,16 @@ FitFile parse_fit_argument(std::string_view text);
 // Constants per transport and link rate (bits/s), fitted from the files.
 class FittedConstants {
  public:
-  FittedConstants(const std::vector<FitFile>& files, double reduce_s_per_byte);
+  // `extrapolated_alpha_s` >= 0 replaces the fitted latency at links nobody measured (on the
+  // emulated cluster it is the shared CPU's scheduling delay, not a network's).
+  FittedConstants(const std::vector<FitFile>& files, double reduce_s_per_byte, double extrapolated_alpha_s = -1);
   // Fitted at `link`, or extrapolated from the links that were measured (source says which);
   // InputError when no file measured `transport` at all.
   NetworkConstants at(PredictTransport transport, const LinkRate& link) const;
 
  private:
   std::map<std::pair<PredictTransport, double>, NetworkConstants> fitted_;
+  double extrapolated_alpha_s_ = -1;
 };
 
 }  // namespace dtbench

@@ -82,7 +82,9 @@ std::string rate_text(double bits_per_s) { return fmt::format("{:g}gbit", bits_p
 
 }  // namespace
 
-FittedConstants::FittedConstants(const std::vector<FitFile>& files, double reduce_s_per_byte) {
+FittedConstants::FittedConstants(const std::vector<FitFile>& files, double reduce_s_per_byte,
+                                 double extrapolated_alpha_s)
+    : extrapolated_alpha_s_(extrapolated_alpha_s) {
   Groups g;
   std::map<double, LinkRate> links;
   for (const FitFile& f : files) {
@@ -122,8 +124,12 @@ NetworkConstants FittedConstants::at(PredictTransport transport, const LinkRate&
   best_fraction = std::min(best_fraction, 1.0);
   NetworkConstants c = *fastest;
   c.beta_bytes_per_s = link.bytes_per_s() * best_fraction;
-  c.source = fmt::format("extrapolated to {}: alpha and per-byte costs as at {}, beta = {:.0f} % of the link (as at {})",
-                         link.text, rate_text(fastest_bits), 100 * best_fraction, rate_text(best_bits));
+  const std::string alpha = extrapolated_alpha_s_ >= 0
+                                ? fmt::format("alpha {:g} us as given, per-byte costs", 1e6 * extrapolated_alpha_s_)
+                                : std::string("alpha and per-byte costs");
+  if (extrapolated_alpha_s_ >= 0) c.alpha_s = extrapolated_alpha_s_;
+  c.source = fmt::format("extrapolated to {}: {} as at {}, beta = {:.0f} % of the link (as at {})", link.text, alpha,
+                         rate_text(fastest_bits), 100 * best_fraction, rate_text(best_bits));
   return c;
 }
 

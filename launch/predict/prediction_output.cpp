@@ -20,8 +20,8 @@ std::string crossover_text(const Crossover& c) {
 }
 
 std::string layout_text(const ServerLayout& layout) {
-  return fmt::format("{} shard(s){}", layout.shards > 0 ? fmt::format("{}", layout.shards) : "one per worker:",
-                     layout.beside_workers ? " beside the workers" : " on hosts of their own");
+  const std::string count = layout.shards > 0 ? fmt::format("{} shard(s)", layout.shards) : "a shard per worker";
+  return count + (layout.beside_workers ? ", beside the workers" : ", on hosts of their own");
 }
 
 nlohmann::json constants_json(const NetworkConstants& c) {

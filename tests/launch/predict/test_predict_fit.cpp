@@ -1,8 +1,13 @@
 // Fitting the cost model: known alpha and beta come back from timings made with them, with and
 // without noise; too few samples and unknown link rates are errors that say why.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "core/util/error.h"
 #include "launch/predict/fit.h"
@@ -93,6 +98,31 @@ TEST(PredictFit, LinkRatesParse) {
       EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos) << e.what();
     }
   }
+}
+
+// A bench allreduce file of two workers at 1gbit following the ring exactly; asked for 100gbit,
+// the constants keep alpha (or the one given) and the fraction of the link 1gbit delivered.
+TEST(PredictFit, UnmeasuredLinksKeepTheMeasuredFractionOfTheirRate) {
+  const auto file = std::filesystem::temp_directory_path() / ("predict-fit-" + std::to_string(getpid()) + ".json");
+  nlohmann::json rows = nlohmann::json::array();
+  for (double bytes = 65536; bytes <= 32 << 20; bytes *= 2) {
+    rows.push_back({{"bytes", bytes}, {"ring", {{"time_us", 1e6 * ring_time(bytes, 2, 0.0)}}}});
+  }
+  std::ofstream(file) << nlohmann::json{{"benchmark", "allreduce"}, {"world", 2}, {"rows", rows}};
+  const LinkRate measured = parse_link_rate("1gbit"), faster = parse_link_rate("100gbit");
+  const FittedConstants fitted({{.link = measured, .path = file}}, kReduce);
+  const NetworkConstants at_1 = fitted.at(PredictTransport::Ring, measured);
+  const NetworkConstants at_100 = fitted.at(PredictTransport::Ring, faster);
+  EXPECT_NEAR(at_1.beta_bytes_per_s, kBeta, 1e-6 * kBeta);
+  EXPECT_NEAR(at_100.beta_bytes_per_s, 100 * kBeta, 1e-4 * kBeta);
+  EXPECT_DOUBLE_EQ(at_100.alpha_s, at_1.alpha_s);
+  EXPECT_NE(at_100.source.find("extrapolated to 100gbit"), std::string::npos) << at_100.source;
+  EXPECT_NE(at_1.source.find(file.string()), std::string::npos) << at_1.source;
+  const FittedConstants given({{.link = measured, .path = file}}, kReduce, 5e-6);
+  EXPECT_DOUBLE_EQ(given.at(PredictTransport::Ring, faster).alpha_s, 5e-6);
+  EXPECT_DOUBLE_EQ(given.at(PredictTransport::Ring, measured).alpha_s, at_1.alpha_s);
+  EXPECT_THROW(fitted.at(PredictTransport::PsSync, measured), InputError);  // no bench ps given
+  std::filesystem::remove(file);
 }
 
 TEST(PredictFit, ReduceCostIsPositiveAndBelowAMicrosecondPerByte) {
