@@ -33,7 +33,8 @@ def measured_step(run: pathlib.Path) -> float:
 
 
 def predicted_step(dtbench: str, out: pathlib.Path, run: pathlib.Path, m: dict) -> float:
-    fits = ",".join(f"{m['link']}:{out / 'fit' / f'{kind}-{m['hosts']}-{m['link']}.json'}" for kind in ("ar", "ps"))
+    hosts, link = m["hosts"], m["link"]
+    fits = ",".join(f"{link}:{out / 'fit' / f'{kind}-{hosts}-{link}.json'}" for kind in ("ar", "ps"))
     target = out / "predict" / run.name
     subprocess.run([dtbench, "predict", str(run), "--workers", m["hosts"], "--link", m["link"], "--transport",
                     m["transport"], "--fit", fits, "--out", str(target)], check=True, capture_output=True, text=True)

@@ -42,6 +42,7 @@ struct Workload {
 struct ServerLayout {
   int shards = 0;
   bool beside_workers = true;
+  double largest_share = 0.0;  // of the parameters on the largest shard, as measured; 0: even, 1/K
 };
 
 struct StepPrediction {

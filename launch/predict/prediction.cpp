@@ -7,6 +7,29 @@
 
 namespace dtbench {
 
+namespace {
+
+bool parameter_server(PredictTransport t) { return t == PredictTransport::PsSync || t == PredictTransport::PsAsync; }
+
+// A parameter-server run's own servers measured their summing and update: those, not the bench's
+// (whose servers run plain SGD on one flat parameter), are the compute of the servers.
+NetworkConstants with_server_costs(NetworkConstants c, PredictTransport transport, const MeasuredRun& run) {
+  if (!parameter_server(transport) || !run.servers) return c;
+  c.reduce_s_per_byte = run.servers->reduce_s_per_byte;
+  c.apply_s_per_byte = run.servers->apply_s_per_byte;
+  c.source += "; " + run.servers->source;
+  return c;
+}
+
+// The shard sizes the run measured hold where the shards are as many as it had.
+ServerLayout measured_layout(ServerLayout layout, const MeasuredRun& run, int workers) {
+  const int shards = layout.shards > 0 ? layout.shards : workers;
+  if (run.servers && run.servers->shards == shards) layout.largest_share = run.servers->largest_share;
+  return layout;
+}
+
+}  // namespace
+
 PredictionGrid predict_grid(const MeasuredRun& run, const std::vector<int>& workers, const std::vector<LinkRate>& links,
                             const std::vector<PredictTransport>& transports, const FittedConstants& constants,
                             const ServerLayout& layout) {
@@ -18,11 +41,11 @@ PredictionGrid predict_grid(const MeasuredRun& run, const std::vector<int>& work
   if (!(alone > 0)) fail_input("{}: the measured compute per step is {} s; expected a positive time", run.source, alone);
   for (const LinkRate& link : links) {
     for (PredictTransport transport : transports) {
-      const NetworkConstants c = constants.at(transport, link);
+      const NetworkConstants c = with_server_costs(constants.at(transport, link), transport, run);
       for (int n : workers) {
         if (n < 1) fail_input("--workers {}: expected worker counts of at least 1", n);
         PredictionRow row{.transport = transport, .link = link.text, .workers = n, .constants = c};
-        row.step = predict_step(transport, run.workload, n, layout, c);
+        row.step = predict_step(transport, run.workload, n, measured_layout(layout, run, n), c);
         row.speedup = n * alone / row.step.step_s;
         row.efficiency = row.speedup / n;
         row.comm_share = row.step.comm_exposed_s / row.step.step_s;

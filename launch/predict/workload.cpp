@@ -65,6 +65,7 @@ MeasuredRun load_measured_run(const std::filesystem::path& run_dir) {
                           .update_s = phases[4], .other_s = phases[5]};
   run.measured_comm_s = phases[3];
   run.measured_step_s = phases[kStepIndex];
+  run.servers = load_server_costs(run_dir);
   run.source = fmt::format("{} ({}, {} worker(s), {}, epochs {}-{}, means per step)", record.path.string(),
                            run.model, run.workers, run.transport, first + 1, record.epochs.size());
   return run;
