@@ -24,8 +24,19 @@ struct PredictOptions {
   bool servers_apart = false;
   double reduce_ns_per_byte = -1;  // negative: timed here
   double alpha_us = -1;            // negative: the fitted latency at extrapolated links too
+  double compute_speedup = 1;      // the measured compute phases divided by this
   std::string out;
 };
+
+// Workers faster than the measured one by `speedup` (another CPU, a GPU): every compute phase
+// divided by it, and the figures say so.
+void scale_compute(MeasuredRun& run, double speedup) {
+  for (double* phase : {&run.workload.compute.load_s, &run.workload.compute.forward_s, &run.workload.compute.backward_s,
+                        &run.workload.compute.update_s, &run.workload.compute.other_s}) {
+    *phase /= speedup;
+  }
+  run.source += fmt::format(", compute divided by {:g} (--compute-speedup)", speedup);
+}
 
 void run_predict(const PredictOptions& o) {
   if (!std::filesystem::is_directory(o.run_dir)) fail_input("predict: run directory {} does not exist", o.run_dir);
@@ -45,7 +56,8 @@ void run_predict(const PredictOptions& o) {
 
   const double reduce = o.reduce_ns_per_byte >= 0 ? o.reduce_ns_per_byte / 1e9 : measure_reduce_s_per_byte();
   const FittedConstants constants(fits, reduce, o.alpha_us >= 0 ? o.alpha_us / 1e6 : -1);
-  const MeasuredRun run = load_measured_run(o.run_dir);
+  MeasuredRun run = load_measured_run(o.run_dir);
+  if (o.compute_speedup != 1) scale_compute(run, o.compute_speedup);
   PredictionGrid grid = predict_grid(run, workers, links, transports, constants,
                                      {.shards = o.shards, .beside_workers = !o.servers_apart});
   grid.reduce_s_per_byte = reduce;
@@ -81,6 +93,9 @@ void add_predict_command(CLI::App& app) {
                       "Cost of summing a received byte (default: timed on this machine)");
   command->add_option("--alpha-us", o->alpha_us,
                       "Latency per message at link rates no --fit measured (default: as fitted at the fastest)");
+  command->add_option("--compute-speedup", o->compute_speedup,
+                      "What if the workers computed this many times faster than the measured run (default 1)")
+      ->check(CLI::PositiveNumber);
   command->add_option("--out", o->out, "Where predict.json, .csv and .html go (default: the run directory)");
   command->callback([o] { run_predict(*o); });
 }

@@ -68,7 +68,7 @@ ReportTable prediction_table(const PredictionGrid& grid) {
 ReportTable crossover_table(const PredictionGrid& grid) {
   ReportTable t = titled_table("Where the fastest transport changes", {"crossover"});
   for (const Crossover& c : grid.crossovers) t.rows.push_back({crossover_text(c)});
-  if (grid.crossovers.empty()) t.note = "none: one transport is fastest at every worker count of each link";
+  if (grid.crossovers.empty()) t.rows.push_back({"none: one transport is fastest at every worker count of each link"});
   return t;
 }
 
