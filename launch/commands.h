@@ -16,6 +16,7 @@ void add_ps_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_cluster_command(CLI::App& app);
+void add_predict_command(CLI::App& app);
 
 // The ps-sync / ps-async transport settings of a blueprint's `ps:` section for worker `rank` of
 // `world` (reads ps.auth_token_file). For register_ps_transports and make_ps_channel.

@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   dtbench::add_sweep_command(app);
   dtbench::add_doctor_command(app);
   dtbench::add_cluster_command(app);
+  dtbench::add_predict_command(app);
   if (argc > 1 && argv[1][0] != '-' && !is_command(app, argv[1])) {
     return unknown_command(app, argv[1]);
   }

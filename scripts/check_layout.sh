@@ -17,8 +17,9 @@ declare -A allowed=(
   [launch/cluster]="core"
   [launch/report]="launch/monitor core"
   [launch/sweep]="launch/blueprint launch/report launch/monitor launch/cluster paramserver core"
+  [launch/predict]="launch/report core"
   [launch/bench]="launch/blueprint launch/report launch/monitor allreduce paramserver comm core"
-  [launch]="launch/blueprint launch/report launch/sweep launch/bench launch/monitor launch/cluster allreduce paramserver comm core"
+  [launch]="launch/blueprint launch/report launch/sweep launch/bench launch/monitor launch/cluster launch/predict allreduce paramserver comm core"
 )
 
 room_of() {  # the room a path (or an include target) belongs to

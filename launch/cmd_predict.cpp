@@ -1,0 +1,103 @@
+// dtbench predict RUN_DIR: the step time each transport would take at other worker counts and link
+// rates, from the run's measured compute and constants fitted to bench outputs (launch/predict).
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/util/error.h"
+#include "launch/commands.h"
+#include "launch/predict/predict.h"
+
+namespace dtbench {
+
+namespace {
+
+struct PredictOptions {
+  std::string run_dir;
+  std::vector<int> workers = {2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+  std::vector<std::string> links = {"1gbit", "10gbit", "100gbit"};
+  std::vector<std::string> transports = {"ring", "mpi", "ps-sync", "ps-async"};
+  std::vector<std::string> fits;
+  int shards = 0;
+  bool servers_apart = false;
+  double reduce_ns_per_byte = -1;  // negative: timed here
+  double alpha_us = -1;            // negative: the fitted latency at extrapolated links too
+  double compute_speedup = 1;      // the measured compute phases divided by this
+  std::string out;
+};
+
+// Workers faster than the measured one by `speedup` (another CPU, a GPU): every compute phase
+// divided by it, and the figures say so.
+void scale_compute(MeasuredRun& run, double speedup) {
+  for (double* phase : {&run.workload.compute.load_s, &run.workload.compute.forward_s, &run.workload.compute.backward_s,
+                        &run.workload.compute.update_s, &run.workload.compute.other_s}) {
+    *phase /= speedup;
+  }
+  run.source += fmt::format(", compute divided by {:g} (--compute-speedup)", speedup);
+}
+
+void run_predict(const PredictOptions& o) {
+  if (!std::filesystem::is_directory(o.run_dir)) fail_input("predict: run directory {} does not exist", o.run_dir);
+  if (o.fits.empty()) {
+    fail_input("predict needs measured constants: --fit LINK:FILE with the JSON of bench allreduce or bench ps "
+               "(e.g. --fit 1gbit:ar.json,1gbit:ps.json)");
+  }
+  std::vector<LinkRate> links;
+  for (const std::string& link : o.links) links.push_back(parse_link_rate(link));
+  std::vector<PredictTransport> transports;
+  for (const std::string& name : o.transports) transports.push_back(parse_predict_transport(name));
+  std::vector<FitFile> fits;
+  for (const std::string& fit : o.fits) fits.push_back(parse_fit_argument(fit));
+  std::vector<int> workers = o.workers;
+  if (std::find(workers.begin(), workers.end(), 1) == workers.end()) workers.insert(workers.begin(), 1);
+  std::sort(workers.begin(), workers.end());
+
+  const double reduce = o.reduce_ns_per_byte >= 0 ? o.reduce_ns_per_byte / 1e9 : measure_reduce_s_per_byte();
+  const FittedConstants constants(fits, reduce, o.alpha_us >= 0 ? o.alpha_us / 1e6 : -1);
+  MeasuredRun run = load_measured_run(o.run_dir);
+  if (o.compute_speedup != 1) scale_compute(run, o.compute_speedup);
+  PredictionGrid grid = predict_grid(run, workers, links, transports, constants,
+                                     {.shards = o.shards, .beside_workers = !o.servers_apart});
+  grid.reduce_s_per_byte = reduce;
+  fmt::print("{}\n{}", render_text(prediction_table(grid)), render_text(crossover_table(grid)));
+  const std::filesystem::path out = o.out.empty() ? std::filesystem::path(o.run_dir) : std::filesystem::path(o.out);
+  write_prediction(grid, out);
+  spdlog::info("wrote predict.json, predict.csv and predict.html to {}", out.string());
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "predict", "Predict each transport's step time at other worker counts and link rates (a fitted cost model)");
+  auto o = std::make_shared<PredictOptions>();
+  command->add_option("run_dir", o->run_dir, "A measured run directory (its report.json gives the compute phases)")
+      ->required();
+  command->add_option("--workers", o->workers, "Worker counts, comma-separated")->delimiter(',')->capture_default_str();
+  command->add_option("--link", o->links, "Link rates, comma-separated: 1gbit, 10gbit, 100gbit, ...")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--transport", o->transports, "Transports: ring, mpi, ps-sync, ps-async")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--fit", o->fits, "LINK:FILE, comma-separated: bench allreduce/ps --json outputs and the link "
+                                        "rate they were measured at")
+      ->delimiter(',');
+  command->add_option("--shards", o->shards, "Parameter-server shards (0: one per worker)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_flag("--servers-apart", o->servers_apart,
+                    "Servers on hosts of their own (default: each shard beside a worker)");
+  command->add_option("--reduce-ns-per-byte", o->reduce_ns_per_byte,
+                      "Cost of summing a received byte (default: timed on this machine)");
+  command->add_option("--alpha-us", o->alpha_us,
+                      "Latency per message at link rates no --fit measured (default: as fitted at the fastest)");
+  command->add_option("--compute-speedup", o->compute_speedup,
+                      "What if the workers computed this many times faster than the measured run (default 1)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--out", o->out, "Where predict.json, .csv and .html go (default: the run directory)");
+  command->callback([o] { run_predict(*o); });
+}
+
+}  // namespace dtbench

@@ -1,0 +1,113 @@
+// The cost model, all of it. S: bytes, N: workers, K: server shards; alpha, beta and the per-byte
+// costs come fitted per transport and link rate (fit.cpp), the compute phases from a measured run.
+#include "launch/predict/cost_model.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+
+namespace dtbench {
+
+namespace {
+
+int shard_count(const ServerLayout& layout, int workers) { return layout.shards > 0 ? layout.shards : workers; }
+
+// The largest shard sets the pace: its server's link and cores carry the most.
+double largest_share(const ServerLayout& layout, int workers) {
+  return layout.largest_share > 0 ? layout.largest_share : 1.0 / shard_count(layout, workers);
+}
+
+// Comm of the allreduce transports: buckets one after another on one communication thread. With
+// overlap, bucket k may start once backward has produced it — backward's time spread over the
+// gradient in proportion to bytes — and the step waits only for what is left when backward ends.
+StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConstants& c) {
+  StepPrediction p{.compute_s = w.compute.total()};
+  const double backward = w.compute.backward_s;
+  double produced = 0, comm_free_at = 0;
+  for (int64_t bucket : w.bucket_bytes) {
+    produced += static_cast<double>(bucket);
+    const double ready = w.overlap ? backward * produced / static_cast<double>(w.gradient_bytes) : backward;
+    const double cost = allreduce_seconds(bucket, workers, c);
+    comm_free_at = std::max(comm_free_at, ready) + cost;
+    p.comm_total_s += cost;
+  }
+  p.comm_exposed_s = std::max(0.0, comm_free_at - backward);
+  p.step_s = p.compute_s + p.comm_exposed_s;
+  return p;
+}
+
+// A server's work for one worker's share of its shard: summing it in, and (once per step in sync,
+// once per gradient in async) the optimizer step over the shard.
+double server_seconds(int64_t bytes, int gradients, double share, const NetworkConstants& c) {
+  const double shard_bytes = static_cast<double>(bytes) * share;
+  return shard_bytes * (gradients * c.reduce_s_per_byte + c.apply_s_per_byte);
+}
+
+}  // namespace
+
+double allreduce_seconds(int64_t bytes, int workers, const NetworkConstants& c) {
+  if (workers <= 1) return 0.0;
+  const double n = workers, s = static_cast<double>(bytes);
+  return 2 * (n - 1) * (c.alpha_s + s / n / c.beta_bytes_per_s) + (n - 1) / n * s * c.reduce_s_per_byte;
+}
+
+double ps_transfer_seconds(int64_t bytes, int workers, const ServerLayout& layout, const NetworkConstants& c) {
+  const int shards = shard_count(layout, workers);
+  const double s = static_cast<double>(bytes);
+  // A shard beside the worker is reached without crossing its link, and its server's link
+  // carries the other N-1 workers' parts; a server on a host of its own carries all N.
+  const double local = layout.beside_workers ? 1.0 / shards : 0.0;
+  const double worker_link = s * (1.0 - local);
+  const double server_link = s * largest_share(layout, workers) * (layout.beside_workers ? workers - 1 : workers);
+  return c.alpha_s + std::max(worker_link, server_link) / c.beta_bytes_per_s;
+}
+
+StepPrediction predict_step(PredictTransport transport, const Workload& w, int workers, const ServerLayout& layout,
+                            const NetworkConstants& c) {
+  if (workers < 1) fail_input("predict: {} workers; expected at least 1", workers);
+  if (workers == 1) return {.step_s = w.compute.total(), .compute_s = w.compute.total()};
+  if (transport == PredictTransport::Ring || transport == PredictTransport::Mpi) return allreduce_step(w, workers, c);
+
+  StepPrediction p{.compute_s = w.compute.total()};
+  const double share = largest_share(layout, workers);
+  const double transfer = 2 * ps_transfer_seconds(w.gradient_bytes, workers, layout, c);  // push + pull
+  if (transport == PredictTransport::PsSync) {
+    // The barrier: every worker's push is in before the servers sum all N and step once.
+    p.comm_total_s = transfer + server_seconds(w.gradient_bytes, workers, share, c);
+    p.comm_exposed_s = p.comm_total_s;
+  } else {
+    // No barrier: a worker waits for its own round only, unless the servers' links or cores,
+    // which every worker's gradient passes once per step, are the slower.
+    p.comm_total_s = transfer + server_seconds(w.gradient_bytes, 1, share, c);
+    const double per_worker_on_server = static_cast<double>(w.gradient_bytes) * share;
+    const double server_link = per_worker_on_server * (layout.beside_workers ? workers - 1 : workers) /
+                               c.beta_bytes_per_s;
+    const double server_cores = workers * server_seconds(w.gradient_bytes, 1, share, c);
+    const double step = std::max({p.compute_s + p.comm_total_s, server_link, server_cores});
+    p.comm_exposed_s = step - p.compute_s;
+    p.staleness = workers - 1;  // the other workers' updates land while one computes
+  }
+  p.step_s = p.compute_s + p.comm_exposed_s;
+  return p;
+}
+
+std::string_view transport_name(PredictTransport transport) {
+  switch (transport) {
+    case PredictTransport::Ring: return "ring";
+    case PredictTransport::Mpi: return "mpi";
+    case PredictTransport::PsSync: return "ps-sync";
+    case PredictTransport::PsAsync: return "ps-async";
+  }
+  return "?";
+}
+
+PredictTransport parse_predict_transport(std::string_view text) {
+  for (auto t : {PredictTransport::Ring, PredictTransport::Mpi, PredictTransport::PsSync, PredictTransport::PsAsync}) {
+    if (transport_name(t) == text) return t;
+  }
+  fail_input("unknown transport '{}'; expected ring, mpi, ps-sync or ps-async", text);
+}
+
+}  // namespace dtbench

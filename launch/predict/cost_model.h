@@ -1,0 +1,68 @@
+#pragma once
+// The cost of one training step per transport, as a function of the workers N, from constants
+// fitted on measurements (fit.h) and the compute phases of a measured run (workload.h). The whole
+// model is cost_model.cpp, one screen; README "Predicting other clusters" states its assumptions.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dtbench {
+
+enum class PredictTransport { Ring, Mpi, PsSync, PsAsync };
+
+std::string_view transport_name(PredictTransport transport);
+// "ring", "mpi", "ps-sync", "ps-async"; InputError naming `text` otherwise.
+PredictTransport parse_predict_transport(std::string_view text);
+
+// One transport's constants at one link rate.
+struct NetworkConstants {
+  double alpha_s = 0.0;            // latency per message (allreduce: per ring step; ps: per push or pull)
+  double beta_bytes_per_s = 0.0;   // bytes per second one worker's link carries each way
+  double reduce_s_per_byte = 0.0;  // allreduce: summing a received byte; ps: a server summing a byte of one worker
+  double apply_s_per_byte = 0.0;   // ps: the server's optimizer step per byte of its shard
+  std::string source{};            // the measured inputs these came from
+};
+
+// Seconds per step of the phases that are not communication, as measured.
+struct ComputePhases {
+  double load_s = 0.0, forward_s = 0.0, backward_s = 0.0, update_s = 0.0, other_s = 0.0;
+  double total() const { return load_s + forward_s + backward_s + update_s + other_s; }
+};
+
+struct Workload {
+  ComputePhases compute{};
+  std::vector<int64_t> bucket_bytes{};  // allreduce buckets in the order backward completes them
+  bool overlap = false;               // buckets reduced during backward (comm.overlap)
+  int64_t gradient_bytes = 0;         // the whole gradient: what a ps worker pushes and pulls
+};
+
+// Where the parameter servers are: `shards` of them, each beside a worker (one per host, the
+// study's layout) or on hosts of their own. shards 0: one per worker.
+struct ServerLayout {
+  int shards = 0;
+  bool beside_workers = true;
+  double largest_share = 0.0;  // of the parameters on the largest shard, as measured; 0: even, 1/K
+};
+
+struct StepPrediction {
+  double step_s = 0.0;
+  double compute_s = 0.0;
+  double comm_exposed_s = 0.0;  // what the step waits for (step = compute + exposed)
+  double comm_total_s = 0.0;    // including what overlapped backward
+  double staleness = 0.0;       // async: expected versions a gradient is behind
+};
+
+// One allreduce of `bytes` across `workers`: 2(N-1) steps of alpha + (S/N)/beta, plus reducing
+// (N-1)/N of the bytes.
+double allreduce_seconds(int64_t bytes, int workers, const NetworkConstants& c);
+
+// Push (or pull) of one worker's `bytes` spread over the shards, given the layout: each worker's
+// link carries its own bytes, each server's link those of every worker (incast).
+double ps_transfer_seconds(int64_t bytes, int workers, const ServerLayout& layout, const NetworkConstants& c);
+
+// One step of `transport` for `workers` workers. N = 1 is one worker training alone: compute only.
+StepPrediction predict_step(PredictTransport transport, const Workload& workload, int workers,
+                            const ServerLayout& layout, const NetworkConstants& c);
+
+}  // namespace dtbench

@@ -1,0 +1,121 @@
+// Least squares for the model's two unknowns per transport and link: y = alpha*a + (1/beta)*b,
+// each sample divided by its y (relative error), solved by the 2x2 normal equations.
+#include "launch/predict/fit.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <regex>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/util/error.h"
+
+namespace dtbench {
+
+namespace {
+
+struct Row {
+  double a = 0, b = 0, y = 0;
+};
+
+// alpha, 1/beta minimising sum(((alpha*a + inv_beta*b) - y) / y)^2.
+std::pair<double, double> least_squares(const std::vector<Row>& rows, const std::string& what) {
+  double aa = 0, ab = 0, bb = 0, ay = 0, by = 0;
+  for (const Row& r : rows) {
+    if (!(r.y > 0)) fail_input("{}: a measured time of {} s; expected a positive time", what, r.y);
+    const double a = r.a / r.y, b = r.b / r.y;
+    aa += a * a, ab += a * b, bb += b * b, ay += a, by += b;  // y / y = 1
+  }
+  const double det = aa * bb - ab * ab;
+  if (rows.size() < 2 || std::abs(det) <= 1e-12 * aa * bb) {
+    fail_input("{}: {} sample(s) cannot fix both alpha and beta; measure at least two message sizes", what,
+               rows.size());
+  }
+  return {(ay * bb - by * ab) / det, (by * aa - ay * ab) / det};
+}
+
+NetworkConstants checked(double alpha, double inverse_beta, const std::string& what) {
+  if (!(inverse_beta > 0)) {
+    fail_input("{}: the fit gives no bandwidth (1/beta = {:g} s/B): time does not grow with size", what,
+               inverse_beta);
+  }
+  // A negative latency is noise around a small one: none.
+  return {.alpha_s = std::max(alpha, 0.0), .beta_bytes_per_s = 1.0 / inverse_beta};
+}
+
+}  // namespace
+
+LinkRate parse_link_rate(std::string_view text) {
+  static const std::regex pattern(R"(^([0-9]+(\.[0-9]+)?)([kKmMgG])bit$)");
+  std::match_results<std::string_view::const_iterator> m;
+  if (!std::regex_match(text.begin(), text.end(), m, pattern) || std::stod(m[1].str()) <= 0) {
+    fail_input("unknown link rate '{}'; expected a positive number and kbit, mbit or gbit (e.g. 1gbit, 100gbit)",
+               text);
+  }
+  const char unit = static_cast<char>(std::tolower(m[3].str()[0]));
+  const double scale = unit == 'k' ? 1e3 : unit == 'm' ? 1e6 : 1e9;
+  return {.bits_per_s = std::stod(m[1].str()) * scale, .text = std::string(text)};
+}
+
+NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, double reduce_s_per_byte) {
+  std::vector<Row> rows;
+  for (const AllreduceSample& s : samples) {
+    if (s.workers < 2) continue;  // one rank moves nothing
+    const double n = s.workers, bytes = static_cast<double>(s.bytes);
+    rows.push_back({.a = 2 * (n - 1), .b = 2 * (n - 1) / n * bytes,
+                    .y = s.seconds - (n - 1) / n * bytes * reduce_s_per_byte});
+  }
+  const auto [alpha, inverse_beta] = least_squares(rows, "allreduce fit");
+  NetworkConstants c = checked(alpha, inverse_beta, "allreduce fit");
+  c.reduce_s_per_byte = reduce_s_per_byte;
+  return c;
+}
+
+NetworkConstants fit_ps(const std::vector<PsSample>& samples, double reduce_s_per_byte) {
+  std::vector<Row> rows;
+  double server_per_shard_byte = 0, weight = 0;
+  for (const PsSample& s : samples) {
+    const double bytes = static_cast<double>(s.bytes);
+    const double incast = std::max(1.0, static_cast<double>(s.workers) / s.shards);
+    rows.push_back({.a = 2, .b = 2 * bytes * incast, .y = s.transfer_s});
+    // wait = S/K * (W * reduce + apply): least squares through the origin.
+    const double x = bytes / s.shards;
+    server_per_shard_byte += x * (s.server_s - x * s.workers * reduce_s_per_byte);
+    weight += x * x;
+  }
+  const auto [alpha, inverse_beta] = least_squares(rows, "parameter-server fit");
+  NetworkConstants c = checked(alpha, inverse_beta, "parameter-server fit");
+  c.reduce_s_per_byte = reduce_s_per_byte;
+  c.apply_s_per_byte = weight > 0 ? std::max(0.0, server_per_shard_byte / weight) : 0.0;
+  return c;
+}
+
+double measure_reduce_s_per_byte() {
+  constexpr size_t kFloats = 2 << 20;  // 8 MiB each: beyond the caches, as a gradient bucket is
+  std::vector<float> sum(kFloats, 1.0f), part(kFloats, 0.5f);
+  double best = std::numeric_limits<double>::infinity();
+  for (int run = 0; run < 5; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    for (size_t k = 0; k < kFloats; ++k) sum[k] += part[k];
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    best = std::min(best, took.count());
+  }
+  if (sum[kFloats / 2] < 1.0f) throw LogicError("reduce timing: the sum went wrong");  // keeps the loop alive
+  return best / (kFloats * sizeof(float));
+}
+
+FitFile parse_fit_argument(std::string_view text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    fail_input("--fit '{}': expected LINK:FILE, e.g. 1gbit:bench-allreduce.json", text);
+  }
+  FitFile fit{.link = parse_link_rate(text.substr(0, colon)), .path = std::string(text.substr(colon + 1))};
+  if (!std::filesystem::is_regular_file(fit.path)) fail_input("--fit {}: no such file", fit.path.string());
+  return fit;
+}
+
+}  // namespace dtbench

@@ -1,0 +1,72 @@
+#pragma once
+// Fitting the cost model's constants (cost_model.h) to measurements: alpha and beta by least
+// squares on relative error (so that small messages, where alpha shows, weigh as much as large
+// ones) from `bench allreduce --json` and `bench ps --json` files, each tagged with the link rate it
+// was measured at; and, for a link rate nobody measured, the constants extrapolated from those that
+// were.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "launch/predict/cost_model.h"
+
+namespace dtbench {
+
+struct LinkRate {
+  double bits_per_s = 0.0;
+  std::string text;  // as given: "10gbit"
+  double bytes_per_s() const { return bits_per_s / 8; }
+};
+
+// "500mbit", "1gbit", "2.5gbit", "100gbit" (kbit, mbit, gbit; any case). InputError otherwise.
+LinkRate parse_link_rate(std::string_view text);
+
+struct AllreduceSample {
+  int64_t bytes = 0;
+  int workers = 2;
+  double seconds = 0.0;
+};
+
+struct PsSample {
+  int64_t bytes = 0;
+  int workers = 1, shards = 1;  // bench ps: worker threads against shards on another host
+  double transfer_s = 0.0;      // push + pull
+  double server_s = 0.0;        // wait: the servers' aggregation and update
+};
+
+// alpha and beta of allreduce_seconds() given the reduce cost per byte (measured apart: it and
+// beta both scale with the bytes). InputError when the samples cannot determine both.
+NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, double reduce_s_per_byte);
+// alpha, beta from push + pull, and the server's apply cost per byte from the wait, less summing
+// the one worker's gradient in (reduce_s_per_byte).
+NetworkConstants fit_ps(const std::vector<PsSample>& samples, double reduce_s_per_byte);
+
+// Seconds per byte of summing one float buffer into another on this machine (best of a few runs).
+double measure_reduce_s_per_byte();
+
+// A `--fit LINK:FILE` argument.
+struct FitFile {
+  LinkRate link;
+  std::filesystem::path path;
+};
+FitFile parse_fit_argument(std::string_view text);
+
+// Constants per transport and link rate (bits/s), fitted from the files.
+class FittedConstants {
+ public:
+  // `extrapolated_alpha_s` >= 0 replaces the fitted latency at links nobody measured (on the
+  // emulated cluster it is the shared CPU's scheduling delay, not a network's).
+  FittedConstants(const std::vector<FitFile>& files, double reduce_s_per_byte, double extrapolated_alpha_s = -1);
+  // Fitted at `link`, or extrapolated from the links that were measured (source says which);
+  // InputError when no file measured `transport` at all.
+  NetworkConstants at(PredictTransport transport, const LinkRate& link) const;
+
+ private:
+  std::map<std::pair<PredictTransport, double>, NetworkConstants> fitted_;
+  double extrapolated_alpha_s_ = -1;
+};
+
+}  // namespace dtbench

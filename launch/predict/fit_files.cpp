@@ -1,0 +1,136 @@
+// FittedConstants: the bench files read and grouped by transport and link rate, one fit per group,
+// and the extrapolation to link rates nobody measured.
+#include <algorithm>
+#include <fstream>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/util/error.h"
+#include "launch/predict/fit.h"
+
+namespace dtbench {
+
+namespace {
+
+struct Groups {
+  std::map<std::pair<PredictTransport, double>, std::vector<AllreduceSample>> allreduce;
+  std::map<double, std::vector<PsSample>> ps;
+  std::map<std::pair<PredictTransport, double>, std::vector<std::string>> files;
+};
+
+nlohmann::json read_json(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  if (!file) fail_input("cannot read {}", path.string());
+  try {
+    return nlohmann::json::parse(file);
+  } catch (const nlohmann::json::exception& e) {
+    fail_input("{} is not JSON: {}", path.string(), e.what());
+  }
+}
+
+void add_allreduce(const nlohmann::json& j, const FitFile& f, Groups& g) {
+  const int world = j.at("world").get<int>();
+  for (const auto& row : j.at("rows")) {
+    for (auto transport : {PredictTransport::Ring, PredictTransport::Mpi}) {
+      const std::string name(transport_name(transport));
+      if (!row.contains(name)) continue;
+      g.allreduce[{transport, f.link.bits_per_s}].push_back(
+          {.bytes = row.at("bytes").get<int64_t>(), .workers = world,
+           .seconds = row.at(name).at("time_us").get<double>() / 1e6});
+      auto& names = g.files[{transport, f.link.bits_per_s}];
+      if (names.empty() || names.back() != f.path.string()) names.push_back(f.path.string());
+    }
+  }
+}
+
+void add_ps(const nlohmann::json& j, const FitFile& f, Groups& g) {
+  const int workers = j.at("workers").get<int>(), shards = j.at("shards").get<int>();
+  for (const auto& row : j.at("rows")) {
+    g.ps[f.link.bits_per_s].push_back(
+        {.bytes = row.at("bytes").get<int64_t>(), .workers = workers, .shards = shards,
+         .transfer_s = (row.at("push_us").get<double>() + row.at("pull_us").get<double>()) / 1e6,
+         .server_s = row.at("wait_us").get<double>() / 1e6});
+  }
+  for (auto transport : {PredictTransport::PsSync, PredictTransport::PsAsync}) {
+    g.files[{transport, f.link.bits_per_s}].push_back(f.path.string());
+  }
+}
+
+void add_file(const FitFile& f, Groups& g) {
+  const nlohmann::json j = read_json(f.path);
+  try {
+    const std::string benchmark = j.at("benchmark").get<std::string>();
+    if (benchmark == "allreduce") {
+      add_allreduce(j, f, g);
+    } else if (benchmark == "ps") {
+      add_ps(j, f, g);
+    } else {
+      fail_input("{}: benchmark '{}'; expected the JSON of bench allreduce or bench ps", f.path.string(), benchmark);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    fail_input("{}: not a bench allreduce/ps file: {}", f.path.string(), e.what());
+  }
+}
+
+std::string source_text(const std::vector<std::string>& files, const LinkRate& link) {
+  return fmt::format("fitted at {}: {}", link.text, fmt::join(files, ", "));
+}
+
+std::string rate_text(double bits_per_s) { return fmt::format("{:g}gbit", bits_per_s / 1e9); }
+
+}  // namespace
+
+FittedConstants::FittedConstants(const std::vector<FitFile>& files, double reduce_s_per_byte,
+                                 double extrapolated_alpha_s)
+    : extrapolated_alpha_s_(extrapolated_alpha_s) {
+  Groups g;
+  std::map<double, LinkRate> links;
+  for (const FitFile& f : files) {
+    add_file(f, g);
+    links[f.link.bits_per_s] = f.link;
+  }
+  for (const auto& [key, samples] : g.allreduce) {
+    NetworkConstants c = fit_allreduce(samples, reduce_s_per_byte);
+    c.source = source_text(g.files[key], links[key.second]);
+    fitted_[key] = c;
+  }
+  for (const auto& [bits, samples] : g.ps) {
+    for (auto transport : {PredictTransport::PsSync, PredictTransport::PsAsync}) {
+      NetworkConstants c = fit_ps(samples, reduce_s_per_byte);
+      c.source = source_text(g.files[{transport, bits}], links[bits]);
+      fitted_[{transport, bits}] = c;
+    }
+  }
+}
+
+// A rate nobody measured: the latency of the fastest link measured, and the link's rate times
+// the best fraction of its rate any measured link delivered (where the wire, not the CPU, limited).
+NetworkConstants FittedConstants::at(PredictTransport transport, const LinkRate& link) const {
+  if (auto it = fitted_.find({transport, link.bits_per_s}); it != fitted_.end()) return it->second;
+  const NetworkConstants* fastest = nullptr;
+  double fastest_bits = 0, best_fraction = 0, best_bits = 0;
+  for (const auto& [key, c] : fitted_) {
+    if (key.first != transport) continue;
+    if (key.second > fastest_bits) fastest = &c, fastest_bits = key.second;
+    const double fraction = c.beta_bytes_per_s / (key.second / 8);
+    if (fraction > best_fraction) best_fraction = fraction, best_bits = key.second;
+  }
+  if (fastest == nullptr) {
+    fail_input("no measurement of {} to fit: pass --fit LINK:FILE with the JSON of bench {}", transport_name(transport),
+               transport == PredictTransport::PsSync || transport == PredictTransport::PsAsync ? "ps" : "allreduce");
+  }
+  best_fraction = std::min(best_fraction, 1.0);
+  NetworkConstants c = *fastest;
+  c.beta_bytes_per_s = link.bytes_per_s() * best_fraction;
+  const std::string alpha = extrapolated_alpha_s_ >= 0
+                                ? fmt::format("alpha {:g} us as given, per-byte costs", 1e6 * extrapolated_alpha_s_)
+                                : std::string("alpha and per-byte costs");
+  if (extrapolated_alpha_s_ >= 0) c.alpha_s = extrapolated_alpha_s_;
+  c.source = fmt::format("extrapolated to {}: {} as at {}, beta = {:.0f} % of the link (as at {})", link.text, alpha,
+                         rate_text(fastest_bits), 100 * best_fraction, rate_text(best_bits));
+  return c;
+}
+
+}  // namespace dtbench

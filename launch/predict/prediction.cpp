@@ -1,0 +1,84 @@
+#include "launch/predict/prediction.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/util/error.h"
+
+namespace dtbench {
+
+namespace {
+
+bool parameter_server(PredictTransport t) { return t == PredictTransport::PsSync || t == PredictTransport::PsAsync; }
+
+// A parameter-server run's own servers measured their summing and update: those, not the bench's
+// (whose servers run plain SGD on one flat parameter), are the compute of the servers.
+NetworkConstants with_server_costs(NetworkConstants c, PredictTransport transport, const MeasuredRun& run) {
+  if (!parameter_server(transport) || !run.servers) return c;
+  c.reduce_s_per_byte = run.servers->reduce_s_per_byte;
+  c.apply_s_per_byte = run.servers->apply_s_per_byte;
+  c.source += "; " + run.servers->source;
+  return c;
+}
+
+// The shard sizes the run measured hold where the shards are as many as it had.
+ServerLayout measured_layout(ServerLayout layout, const MeasuredRun& run, int workers) {
+  const int shards = layout.shards > 0 ? layout.shards : workers;
+  if (run.servers && run.servers->shards == shards) layout.largest_share = run.servers->largest_share;
+  return layout;
+}
+
+}  // namespace
+
+PredictionGrid predict_grid(const MeasuredRun& run, const std::vector<int>& workers, const std::vector<LinkRate>& links,
+                            const std::vector<PredictTransport>& transports, const FittedConstants& constants,
+                            const ServerLayout& layout) {
+  if (workers.empty() || links.empty() || transports.empty()) {
+    fail_input("predict needs at least one worker count, link rate and transport");
+  }
+  PredictionGrid grid{.run = run, .layout = layout};
+  const double alone = run.workload.compute.total();
+  if (!(alone > 0)) fail_input("{}: the measured compute per step is {} s; expected a positive time", run.source, alone);
+  for (const LinkRate& link : links) {
+    for (PredictTransport transport : transports) {
+      const NetworkConstants c = with_server_costs(constants.at(transport, link), transport, run);
+      for (int n : workers) {
+        if (n < 1) fail_input("--workers {}: expected worker counts of at least 1", n);
+        PredictionRow row{.transport = transport, .link = link.text, .workers = n, .constants = c};
+        row.step = predict_step(transport, run.workload, n, measured_layout(layout, run, n), c);
+        row.speedup = n * alone / row.step.step_s;
+        row.efficiency = row.speedup / n;
+        row.comm_share = row.step.comm_exposed_s / row.step.step_s;
+        grid.rows.push_back(row);
+      }
+    }
+  }
+  grid.crossovers = find_crossovers(grid.rows);
+  return grid;
+}
+
+std::vector<Crossover> find_crossovers(const std::vector<PredictionRow>& rows) {
+  // link -> workers -> the fastest row there (links in the order given)
+  std::vector<std::string> links;
+  std::map<std::string, std::map<int, const PredictionRow*>> fastest;
+  for (const PredictionRow& row : rows) {
+    if (std::find(links.begin(), links.end(), row.link) == links.end()) links.push_back(row.link);
+    const PredictionRow*& best = fastest[row.link][row.workers];
+    if (best == nullptr || row.step.step_s < best->step.step_s) best = &row;
+  }
+  std::vector<Crossover> out;
+  for (const std::string& link : links) {
+    const PredictionRow* previous = nullptr;
+    for (const auto& [n, best] : fastest[link]) {
+      if (n == 1) continue;  // one worker alone: no transport at all
+      if (previous != nullptr && best->transport != previous->transport) {
+        out.push_back({.link = link, .last_workers = previous->workers, .first_workers = n,
+                       .from = previous->transport, .to = best->transport});
+      }
+      previous = best;
+    }
+  }
+  return out;
+}
+
+}  // namespace dtbench

@@ -1,0 +1,44 @@
+#pragma once
+// What the cost model takes from a measured run directory: the compute phases per step (medians,
+// the first epoch left out when there are more), the gradient's buckets as the run's transport
+// cut them (the model rebuilt from report.json's name, input and classes; comm.bucket_mb and
+// comm.overlap from its blueprint), and the step time it measured, to check a prediction against.
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "launch/predict/cost_model.h"
+
+namespace dtbench {
+
+// What the run's parameter servers measured (server-<shard>.json, in the run directory or its
+// servers/): their summing and optimizer time per byte, and the largest shard's share.
+struct ServerCosts {
+  int shards = 0;
+  double largest_share = 0.0;
+  double reduce_s_per_byte = 0.0;  // aggregation time / (shard bytes x gradients summed)
+  double apply_s_per_byte = 0.0;   // apply time / (shard bytes x updates)
+  std::string source{};
+};
+
+struct MeasuredRun {
+  std::filesystem::path dir{};
+  std::string model{}, transport{};
+  int workers = 1;
+  Workload workload{};
+  double measured_step_s = 0.0;  // mean seconds per step, over the epochs the compute phases are from
+  double measured_comm_s = 0.0;  // exposed comm per step
+  std::string source{};          // "report.json of RUN: N worker(s), epochs a-b, means"
+  std::optional<ServerCosts> servers{};  // parameter-server runs whose server files are present
+};
+
+// InputError naming the file and key when the directory holds no usable report.json.
+MeasuredRun load_measured_run(const std::filesystem::path& run_dir);
+// nullopt when the run left no server files (or its servers never updated).
+std::optional<ServerCosts> load_server_costs(const std::filesystem::path& run_dir);
+
+// Buckets of about `bucket_bytes` in the order backward completes them (one fused bucket for 0).
+std::vector<int64_t> gradient_buckets(const std::string& model, const std::vector<int64_t>& input, int64_t classes,
+                                      int64_t bucket_bytes);
+
+}  // namespace dtbench

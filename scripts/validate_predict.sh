@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Measures what `dtbench predict` is checked against, on the emulated cluster (as root): for each
+# host count and link rate it brings a cluster up, fits the transports' constants there (`bench
+# allreduce` across every host; `bench ps` of one worker against a server on another host, at
+# three payloads), then trains each model two short epochs with each transport, one worker per host
+# and, for the parameter servers, one shard beside each worker (the study's layout). The cluster
+# goes down after each setting, also on failure or Ctrl-C. Afterwards run
+# scripts/validate_predict_compare.sh OUT to set predicted against measured.
+#
+#   scripts/validate_predict.sh OUT [HOSTS="2 3"] [LINKS="1gbit 10gbit"] [MODELS="lenet5 alexnet resnet18"]
+#
+# Layout of OUT: fit/ar-H-LINK.json, fit/ps-H-LINK.json (bench outputs), runs/MODEL-TRANSPORT-H-LINK/
+# (run directories), logs/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(realpath -m "${1:?usage: $0 OUT [HOSTS] [LINKS] [MODELS]}")
+hosts_list=${2:-"2 3"}
+links=${3:-"1gbit 10gbit"}
+models=${4:-"lenet5 alexnet resnet18"}
+transports="ring mpi ps-sync ps-async"
+dtbench=$(realpath "${DTBENCH:-build/dtbench}")  # a copy keeps a rebuild from changing it mid-run
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mkdir -p "$out"/{fit,runs,logs,psbench}
+
+# Batch 8 (not the study's 42) keeps the compute of AlexNet and ResNet-18 short on 2 cores; the
+# gradient, which is what the transports move, is the same. Two epochs, the first a warm-up the
+# model leaves out: 96 samples are 6 steps of 2 x 8, 4 of 3 x 8.
+[ -d "$out/data" ] || "$dtbench" data synth --format cifar10 --out "$out/data" --train 96 --test 16 >/dev/null
+
+cluster=""
+cleanup() { [ -n "$cluster" ] && "$dtbench" cluster down "$cluster" >/dev/null 2>&1 || true; cluster=""; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM  # through the EXIT trap
+
+host_address() { grep -v '^#' "$1/hostfile" | sed -n "$(($2 + 1))p" | cut -d' ' -f1; }
+
+# Waits until a server's log says where it listens (or 60 s).
+wait_listening() {
+  for _ in $(seq 600); do grep -q " listening on " "$1" 2>/dev/null && return 0; sleep 0.1; done
+  echo "server did not start: $1" >&2; return 1
+}
+
+bench_allreduce() {  # dir hosts link
+  mpirun $(cat "$1/mpirun-args") -np "$2" "$dtbench" bench allreduce --sizes 64KiB:32MiB --iters 5 --warmup 2 \
+    --json "$out/fit/ar-$2-$3.json" > "$out/logs/ar-$2-$3.log" 2>&1
+}
+
+# One worker on host 1 against a sync server on host 0, at three payloads (the three models).
+bench_ps() {  # dir hosts link
+  local server port=51000 rows=()
+  server=$(host_address "$1" 0)
+  for model in lenet5 alexnet resnet18; do
+    port=$((port + 1))
+    local log="$out/logs/psbench-$2-$3-$model.log" tok="$out/psbench/$2-$3-$model"
+    "$dtbench" cluster exec "$cluster" 0 --timeout-s 300 -- "$dtbench" ps --listen "$server:$port" --workers 1 \
+      --mode sync --no-checkpoint --run-id bench-ps --output "$tok" --set model=$model --set dataset.format=cifar10 --set "dataset.path=$out/data" \
+      --set optimizer.lr=1 --set optimizer.momentum=0 --set optimizer.weight_decay=0 > "$log" 2>&1 &
+    wait_listening "$log"
+    "$dtbench" cluster exec "$cluster" 1 --timeout-s 300 -- "$dtbench" bench ps --servers "$server:$port" --iters 5 \
+      --run-id bench-ps --auth-token-file "$tok/ps.token" --json "$tok.json" >> "$log" 2>&1
+    wait
+    rows+=("$tok.json")
+  done
+  # One file of every payload's row, in bench ps's own format.
+  python3 - "$out/fit/ps-$2-$3.json" "${rows[@]}" <<'EOF'
+import json, sys
+files = [json.load(open(f)) for f in sys.argv[2:]]
+merged = dict(files[0]); merged["rows"] = [r for f in files for r in f["rows"]]
+json.dump(merged, open(sys.argv[1], "w"), indent=2)
+EOF
+}
+
+train_run() {  # dir hosts link model transport
+  local run="$out/runs/$4-$5-$2-$3" log="$out/logs/$4-$5-$2-$3.log" servers="" token="$out/psbench/token"
+  [ -f "$run/report.json" ] && return 0
+  rm -rf "$run"
+  local common=(--config "configs/study/$4-cifar10.yaml" --set "dataset.path=$out/data" --set dataset.augment=false --set batch=8
+                --set epochs=2 --set steps=0 --set threads=1 --set profile.trace_steps=0)
+  if [[ $5 == ps-* ]]; then
+    [ -f "$token" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$token")
+    for ((h = 0; h < $2; h++)); do
+      local address; address=$(host_address "$1" "$h")
+      "$dtbench" cluster exec "$cluster" "$h" --timeout-s 600 -- "$dtbench" ps "${common[@]}" --set transport=none \
+        --mode "${5#ps-}" --listen "$address:50051" --shard "$h" --shards "$2" --workers "$2" \
+        --output "$run/servers" --no-checkpoint --auth-token-file "$token" > "$log.server$h" 2>&1 &
+      servers+="${servers:+,}$address:50051"
+    done
+    for ((h = 0; h < $2; h++)); do wait_listening "$log.server$h"; done
+    common+=(--set "ps.servers=$servers" --set "ps.auth_token_file=$token")
+  fi
+  mpirun $(cat "$1/mpirun-args") -np "$2" "$dtbench" train "${common[@]}" --set "transport=$5" --run-dir "$run" \
+    > "$log" 2>&1 || echo "FAILED: $4 $5 $2 hosts $3 (see $log)"
+  wait
+}
+
+for hosts in $hosts_list; do
+  for link in $links; do
+    cluster="pred${hosts}${link%bit}"
+    dir="$out/cluster-$cluster"
+    "$dtbench" cluster up "$cluster" --hosts "$hosts" --link "$link" --dir "$dir" > "$out/logs/up-$cluster.log"
+    echo "$(date -u +%T) cluster $cluster: $hosts hosts at $link"
+    [ -f "$out/fit/ar-$hosts-$link.json" ] || bench_allreduce "$dir" "$hosts" "$link"
+    [ -f "$out/fit/ps-$hosts-$link.json" ] || bench_ps "$dir" "$hosts" "$link"
+    for model in $models; do
+      for transport in $transports; do
+        train_run "$dir" "$hosts" "$link" "$model" "$transport"
+        echo "$(date -u +%T)   $model $transport done"
+      done
+    done
+    cleanup
+  done
+done

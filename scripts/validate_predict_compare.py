@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Sets `dtbench predict` against what scripts/validate_predict.sh measured on the emulated cluster.
+
+For every run directory OUT/runs/MODEL-TRANSPORT-HOSTS-LINK it predicts the step of TRANSPORT at
+HOSTS workers and LINK from the run's own compute phases and the constants fitted on that cluster
+(OUT/fit/ar-HOSTS-LINK.json, OUT/fit/ps-HOSTS-LINK.json), and compares with the run's measured mean
+step (epochs after the first). Prints one row per run, then the median absolute error and the worst
+case per transport and over all; writes OUT/validation.csv.
+
+    scripts/validate_predict_compare.py OUT [--dtbench build/dtbench]
+"""
+import argparse
+import csv
+import json
+import pathlib
+import re
+import statistics
+import subprocess
+import sys
+
+RUN_NAME = re.compile(r"^(?P<model>[a-z0-9]+)-(?P<transport>ring|mpi|ps-sync|ps-async)-(?P<hosts>\d+)-(?P<link>\w+)$")
+
+
+def measured_step(run: pathlib.Path) -> float:
+    report = json.loads((run / "report.json").read_text())
+    if report.get("status") != "complete":
+        raise ValueError(f"{run}: status {report.get('status')}")
+    epochs = report["epochs"]
+    later = epochs[1:] if len(epochs) > 1 else epochs
+    steps = sum(e["phases"]["step"]["sum_s"] for e in later)
+    count = sum(e["steps"] for e in later)
+    return steps / count
+
+
+def predicted_step(dtbench: str, out: pathlib.Path, run: pathlib.Path, m: dict) -> float:
+    hosts, link = m["hosts"], m["link"]
+    fits = ",".join(f"{link}:{out / 'fit' / f'{kind}-{hosts}-{link}.json'}" for kind in ("ar", "ps"))
+    target = out / "predict" / run.name
+    subprocess.run([dtbench, "predict", str(run), "--workers", m["hosts"], "--link", m["link"], "--transport",
+                    m["transport"], "--fit", fits, "--out", str(target)], check=True, capture_output=True, text=True)
+    rows = json.loads((target / "predict.json").read_text())["predictions"]
+    return next(r["step_s"] for r in rows if r["workers"] == int(m["hosts"]))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", type=pathlib.Path)
+    parser.add_argument("--dtbench", default="build/dtbench")
+    args = parser.parse_args()
+    rows = []
+    for run in sorted((args.out / "runs").iterdir()):
+        m = RUN_NAME.match(run.name)
+        if not m:
+            continue
+        try:
+            measured = measured_step(run)
+            predicted = predicted_step(args.dtbench, args.out, run, m.groupdict())
+        except (ValueError, KeyError, FileNotFoundError, subprocess.CalledProcessError) as e:
+            print(f"skipped {run.name}: {getattr(e, 'stderr', None) or e}", file=sys.stderr)
+            continue
+        rows.append({**m.groupdict(), "measured_ms": 1e3 * measured, "predicted_ms": 1e3 * predicted,
+                     "error": (predicted - measured) / measured})
+    if not rows:
+        print("no complete runs to compare", file=sys.stderr)
+        return 1
+    print(f"{'model':<9} {'transport':<9} {'hosts':>5} {'link':>7} {'measured ms':>12} {'predicted ms':>13} {'error':>7}")
+    for r in rows:
+        print(f"{r['model']:<9} {r['transport']:<9} {r['hosts']:>5} {r['link']:>7} {r['measured_ms']:>12.1f} "
+              f"{r['predicted_ms']:>13.1f} {100 * r['error']:>+6.1f}%")
+    print("\nabsolute error of the predicted step: median, worst (run)")
+    groups = {t: [r for r in rows if r["transport"] == t] for t in ("ring", "mpi", "ps-sync", "ps-async")}
+    groups["all"] = rows
+    for name, group in groups.items():
+        if not group:
+            continue
+        worst = max(group, key=lambda r: abs(r["error"]))
+        print(f"  {name:<9} n={len(group):<3} median {100 * statistics.median(abs(r['error']) for r in group):5.1f}%  "
+              f"worst {100 * abs(worst['error']):5.1f}% ({worst['model']}, {worst['hosts']} hosts, {worst['link']})")
+    with open(args.out / "validation.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        writer.writeheader()
+        writer.writerows(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

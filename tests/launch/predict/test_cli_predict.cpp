@@ -1,0 +1,109 @@
+// dtbench predict end to end: a measured one-worker run, bench files of known constants, and what
+// it writes; and the errors a user meets with bad input.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "support/cli_helpers.h"
+
+namespace dtbench {
+namespace {
+
+using testing::dtbench;
+using testing::Outcome;
+using testing::read_json;
+
+constexpr double kAlpha = 100e-6, kBeta = 110e6;  // the bench files' own constants, at 1gbit
+
+class CliPredict : public testing::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    run_ = root_ / "run";
+    const auto data = synth("idx", 64, 16);
+    const Outcome train = dtbench("train --set model=lenet5 --set dataset.format=idx --set dataset.path=" +
+                                  data.string() + " --set steps=3 --set batch=16 --set threads=1 --run-dir " +
+                                  run_.string());
+    ASSERT_EQ(train.exit_code, 0) << train.output;
+    write_bench_files();
+  }
+
+  // bench allreduce and bench ps files whose times follow the model exactly (no reduce cost).
+  void write_bench_files() {
+    nlohmann::json ar_rows = nlohmann::json::array(), ps_rows = nlohmann::json::array();
+    for (double bytes = 65536; bytes <= 32 << 20; bytes *= 4) {
+      const double ring_us = 1e6 * 2 * (kAlpha + bytes / 2 / kBeta);  // two workers: two steps
+      ar_rows.push_back({{"bytes", bytes}, {"ring", {{"time_us", ring_us}}}, {"mpi", {{"time_us", 1.5 * ring_us}}}});
+      const double one_way_us = 1e6 * (kAlpha + bytes / kBeta);
+      ps_rows.push_back({{"bytes", bytes}, {"push_us", one_way_us}, {"pull_us", one_way_us}, {"wait_us", 0.0}});
+    }
+    std::ofstream(root_ / "ar.json") << nlohmann::json{{"benchmark", "allreduce"}, {"world", 2}, {"rows", ar_rows}};
+    std::ofstream(root_ / "ps.json") << nlohmann::json{
+        {"benchmark", "ps"}, {"workers", 1}, {"shards", 1}, {"rows", ps_rows}};
+  }
+
+  Outcome predict(const std::string& more) {
+    return dtbench("predict " + run_.string() + " --reduce-ns-per-byte 0 --out " + (root_ / "out").string() + " " +
+                   more);
+  }
+
+  std::filesystem::path run_;  // root_/run, once SetUp has made root_
+  std::string fits() const { return "--fit 1gbit:" + (root_ / "ar.json").string() + ",1gbit:" + (root_ / "ps.json").string(); }
+};
+
+TEST_F(CliPredict, PredictsFromTheRunAndTheFittedConstants) {
+  const Outcome r = predict("--workers 2,4 --link 1gbit,100gbit " + fits());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Where the fastest transport changes"), std::string::npos) << r.output;
+
+  // The compute alone, read from report.json independently: the mean non-comm phases of its one epoch.
+  const auto report = read_json(run_ / "report.json");
+  const auto& phases = report["epochs"].back()["phases"];
+  double compute = 0;
+  for (const char* phase : {"load", "forward", "backward", "update", "other"}) {
+    compute += phases[phase]["mean_s"].get<double>();
+  }
+  const auto out = read_json(root_ / "out" / "predict.json");
+  const double gradient = out["gradient_bytes"].get<double>();
+  ASSERT_GT(gradient, 0);
+  int checked = 0;
+  for (const auto& row : out["predictions"]) {
+    if (row["workers"] == 1) {
+      EXPECT_NEAR(row["step_s"].get<double>(), compute, 1e-9 * compute) << row.dump();
+    }
+    if (row["workers"] == 2 && row["transport"] == "ring" && row["link"] == "1gbit") {
+      // LeNet-5's gradient is one 25 MiB bucket: one allreduce of two steps (no reduce cost given).
+      const double comm = 2 * (kAlpha + gradient / 2 / kBeta);
+      EXPECT_NEAR(row["comm_total_s"].get<double>(), comm, 1e-3 * comm) << row.dump();
+      EXPECT_NE(row["constants_source"].get<std::string>().find("fitted at 1gbit"), std::string::npos);
+      ++checked;
+    }
+    if (row["link"] == "100gbit") {
+      EXPECT_NE(row["constants_source"].get<std::string>().find("extrapolated to 100gbit"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(checked, 1);
+  EXPECT_TRUE(std::filesystem::exists(root_ / "out" / "predict.csv"));
+  EXPECT_NE(testing::read_text(root_ / "out" / "predict.html").find("<svg"), std::string::npos);
+}
+
+TEST_F(CliPredict, BadInputIsNamed) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--link 10gbps " + fits(), "unknown link rate '10gbps'"},
+      {"--transport nccl " + fits(), "unknown transport 'nccl'"},
+      {"--fit 1gbit:" + (root_ / "missing.json").string(), "missing.json: no such file"},
+      {"--fit " + (root_ / "ar.json").string(), "expected LINK:FILE"},
+      {"--transport ps-sync --fit 1gbit:" + (root_ / "ar.json").string(), "no measurement of ps-sync"},
+      {"", "predict needs measured constants"}};
+  for (const auto& [arguments, message] : cases) {
+    const Outcome r = predict(arguments);
+    EXPECT_NE(r.exit_code, 0) << arguments;
+    EXPECT_NE(r.output.find(message), std::string::npos) << arguments << "\n" << r.output;
+  }
+  const Outcome missing = dtbench("predict " + (root_ / "nowhere").string() + " " + fits());
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.output.find("nowhere does not exist"), std::string::npos) << missing.output;
+}
+
+}  // namespace
+}  // namespace dtbench

@@ -1,0 +1,124 @@
+// The cost model: one worker alone is its measured compute, the figures move the way they must
+// with the workers and the link, and overlap and incast come out as worked by hand.
+#include <gtest/gtest.h>
+
+#include "core/util/error.h"
+#include "launch/predict/cost_model.h"
+#include "launch/predict/prediction.h"
+
+namespace dtbench {
+namespace {
+
+constexpr PredictTransport kAll[] = {PredictTransport::Ring, PredictTransport::Mpi, PredictTransport::PsSync,
+                                     PredictTransport::PsAsync};
+
+Workload workload(bool overlap) {
+  Workload w;
+  w.compute = {.load_s = 0.001, .forward_s = 0.02, .backward_s = 0.04, .update_s = 0.005, .other_s = 0.002};
+  w.bucket_bytes = {4 << 20, 4 << 20, 2 << 20};
+  w.gradient_bytes = 10 << 20;
+  w.overlap = overlap;
+  return w;
+}
+
+NetworkConstants link(double gbit) {
+  return {.alpha_s = 50e-6, .beta_bytes_per_s = gbit * 1e9 / 8, .reduce_s_per_byte = 0.3e-9, .apply_s_per_byte = 1e-9};
+}
+
+TEST(PredictModel, OneWorkerIsItsMeasuredCompute) {
+  const Workload w = workload(true);
+  for (PredictTransport t : kAll) {
+    const StepPrediction p = predict_step(t, w, 1, {}, link(1));
+    EXPECT_DOUBLE_EQ(p.step_s, 0.001 + 0.02 + 0.04 + 0.005 + 0.002) << transport_name(t);
+    EXPECT_DOUBLE_EQ(p.comm_exposed_s, 0.0) << transport_name(t);
+  }
+}
+
+// With a fixed number of shards: with one per worker, more workers also spread the servers' work.
+TEST(PredictModel, StepGrowsWithWorkersAndShrinksWithTheLink) {
+  for (bool overlap : {false, true}) {
+    const Workload w = workload(overlap);
+    for (PredictTransport t : kAll) {
+      for (ServerLayout layout : {ServerLayout{.shards = 1}, ServerLayout{.shards = 2, .beside_workers = false}}) {
+        double previous = 0;
+        for (int n = 1; n <= 1024; n *= 2) {
+          const double slow = predict_step(t, w, n, layout, link(1)).step_s;
+          const double fast = predict_step(t, w, n, layout, link(100)).step_s;
+          EXPECT_GE(slow, previous) << transport_name(t) << " at " << n << " workers";
+          EXPECT_LE(fast, slow) << transport_name(t) << " at " << n << " workers";
+          previous = slow;
+        }
+      }
+    }
+  }
+}
+
+TEST(PredictModel, RingAllreduceByHand) {
+  // 4 workers, 8 MiB: 6 steps of alpha + 2 MiB / beta, and 3/4 of the bytes summed.
+  const NetworkConstants c = link(10);
+  const double expected = 6 * (50e-6 + (2 << 20) / 1.25e9) + 0.75 * (8 << 20) * 0.3e-9;
+  EXPECT_NEAR(allreduce_seconds(8 << 20, 4, c), expected, 1e-12);
+  EXPECT_EQ(allreduce_seconds(8 << 20, 1, c), 0.0);
+}
+
+TEST(PredictModel, OverlapHidesWhatBackwardCovers) {
+  Workload w = workload(false);
+  w.bucket_bytes = {5 << 20, 5 << 20};
+  const NetworkConstants c = link(1);
+  const double one = allreduce_seconds(5 << 20, 2, c);  // each bucket
+  const StepPrediction after = predict_step(PredictTransport::Ring, w, 2, {}, c);
+  EXPECT_NEAR(after.comm_exposed_s, 2 * one, 1e-12);
+  w.overlap = true;
+  // The first bucket is ready half-way through backward (0.02 s) and the second at its end.
+  const StepPrediction during = predict_step(PredictTransport::Ring, w, 2, {}, c);
+  const double first_done = 0.02 + one;
+  const double expected = std::max(first_done, 0.04) + one - 0.04;
+  EXPECT_NEAR(during.comm_exposed_s, expected, 1e-12);
+  EXPECT_NEAR(during.comm_total_s, 2 * one, 1e-12);
+  EXPECT_LT(during.step_s, after.step_s);
+}
+
+TEST(PredictModel, OneServerApartCarriesEveryWorkersBytes) {
+  const NetworkConstants c = link(1);
+  const ServerLayout one_apart{.shards = 1, .beside_workers = false};
+  const int64_t s = 10 << 20;
+  // The server's link takes 8 workers' gradients: 8 S / beta each way.
+  EXPECT_NEAR(ps_transfer_seconds(s, 8, one_apart, c), 50e-6 + 8.0 * s / c.beta_bytes_per_s, 1e-12);
+  // A shard beside each of 8 workers: each link carries 7/8 of S out and 7 eighths in.
+  EXPECT_NEAR(ps_transfer_seconds(s, 8, {}, c), 50e-6 + 7.0 / 8 * s / c.beta_bytes_per_s, 1e-12);
+}
+
+TEST(PredictModel, AsyncNeverWaitsLongerThanSync) {
+  const Workload w = workload(false);
+  for (int n = 2; n <= 1024; n *= 2) {
+    const StepPrediction sync = predict_step(PredictTransport::PsSync, w, n, {}, link(10));
+    const StepPrediction async = predict_step(PredictTransport::PsAsync, w, n, {}, link(10));
+    EXPECT_LE(async.step_s, sync.step_s + 1e-12) << n;
+    EXPECT_EQ(async.staleness, n - 1);
+  }
+}
+
+TEST(PredictModel, CrossoversNameTheLastAndFirstWorkerCounts) {
+  auto row = [](PredictTransport t, int n, double step) {
+    return PredictionRow{.transport = t, .link = "1gbit", .workers = n, .step = {.step_s = step}};
+  };
+  const std::vector<PredictionRow> rows = {
+      row(PredictTransport::Ring, 2, 1.0),   row(PredictTransport::Ring, 4, 2.0),  row(PredictTransport::Ring, 8, 4.0),
+      row(PredictTransport::PsSync, 2, 1.5), row(PredictTransport::PsSync, 4, 1.8), row(PredictTransport::PsSync, 8, 5.0)};
+  const auto crossovers = find_crossovers(rows);
+  ASSERT_EQ(crossovers.size(), 2u);
+  EXPECT_EQ(crossovers[0].from, PredictTransport::Ring);
+  EXPECT_EQ(crossovers[0].to, PredictTransport::PsSync);
+  EXPECT_EQ(crossovers[0].last_workers, 2);
+  EXPECT_EQ(crossovers[0].first_workers, 4);
+  EXPECT_EQ(crossovers[1].to, PredictTransport::Ring);
+  EXPECT_EQ(crossovers[1].first_workers, 8);
+}
+
+TEST(PredictModel, UnknownTransportAndNoWorkersAreErrors) {
+  EXPECT_THROW(parse_predict_transport("nccl"), InputError);
+  EXPECT_THROW(predict_step(PredictTransport::Ring, workload(true), 0, {}, link(1)), InputError);
+}
+
+}  // namespace
+}  // namespace dtbench
