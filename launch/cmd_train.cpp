@@ -23,9 +23,11 @@
 #include "core/util/error.h"
 #include "launch/blueprint/blueprint.h"
 #include "launch/commands.h"
+#include "launch/monitor/proc_parsers.h"
 #include "launch/monitor/resource_sampler.h"
-#include "launch/run_directory.h"
+#include "launch/report/run_span.h"
 #include "launch/report/run_summary.h"
+#include "launch/run_directory.h"
 #include "paramserver/register.h"
 
 namespace dtbench {
@@ -137,6 +139,11 @@ Worker join_run(const Blueprint& bp, const TrainOptions& options) {
   } else {
     worker.channel = std::make_unique<SoloChannel>();
   }
+  if (options.world > 1 && !ps && !MpiSession::launched_by_mpi()) {
+    spdlog::warn("--world {} outside mpirun with transport '{}': this process trains alone, as one worker; start "
+                 "workers with mpirun -np {}, or use a parameter-server transport (ps-sync, ps-async)",
+                 options.world, bp.transport, options.world);
+  }
   // Threads per worker: the cores of this host shared among its workers, unless set.
   const int local_workers = worker.mpi ? worker.mpi->local_world() : 1;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
@@ -152,6 +159,16 @@ std::string create_run_directory(const Blueprint& bp, const TrainOptions& option
   }
   return !options.run_dir.empty() ? RunDirectory::open(options.run_dir).path().string()
                                   : RunDirectory::create(bp.output, bp.name, bp.transport).path().string();
+}
+
+// The run's time and throughput (run_span.h) from every worker's report as gathered after the
+// last epoch, or this worker's alone; null before the first epoch.
+nlohmann::json run_json(const nlohmann::json& own, const std::vector<std::string>& workers) {
+  std::vector<nlohmann::json> reports;
+  for (const auto& text : workers) reports.push_back(nlohmann::json::parse(text));
+  if (reports.empty()) reports.push_back(own);
+  const std::optional<RunSpan> span = run_span(reports);
+  return span ? run_span_json(*span) : nlohmann::json();
 }
 
 // This worker's reports, written after every epoch and, when the run fails, from whichever thread
@@ -196,6 +213,7 @@ class Reports {
     run_->write(fmt::format("worker-{}.json", summary_.rank), own.dump(2) + "\n");
     if (summary_.rank != 0) return;
     if (!workers_.empty()) own["workers"] = workers_json(workers_);
+    own["run"] = run_json(own, workers_);
     run_->write("report.json", own.dump(2) + "\n");
   }
 
@@ -241,6 +259,14 @@ void print_results(const Blueprint& bp, const RunSummary& summary, const Model& 
   fmt::print("\n{} on {} — {} worker(s), transport {}, BLAS core {} ({}), {} threads per worker\n", model.name(),
              bp.data.path, summary.world, bp.transport, blas::core_name(), blas::core_selection(), blas::threads());
   fmt::print("{}\n{}", epochs_table(summary.epochs), breakdown_table(summary.epochs));
+  fmt::print("Start-up {:.2f} s (process start to the first step)\n", summary.startup_seconds);
+  const nlohmann::json run = run_json(report_json(summary), reports.workers());
+  if (!run.is_null()) {
+    fmt::print("Run: {} worker(s), {} images in {:.3f} s (first worker's start to last worker's end); "
+               "{:.0f} images/s all workers over {}\n",
+               run["workers"].get<int>(), run["images"].get<int64_t>(), run["seconds"].get<double>(),
+               run["images_per_second"].get<double>(), run["steady_epochs"].get<std::string>());
+  }
   if (!reports.workers().empty()) fmt::print("\n{}", workers_table(reports.workers()));
   const EpochResult& last = summary.epochs.back();
   if (!last.operators.empty()) {
@@ -276,8 +302,11 @@ Setup set_up(const Blueprint& bp, const Worker& worker) {
                                 .shuffle = true, .augment = bp.data.augment, .resize = bp.data.resize},
                   norm);
   // Evaluation: every worker sees every test sample once, in order, the last batch possibly smaller.
+  // With eval.max_samples, batches no larger than it, so that at least one fits.
+  const int64_t test_samples =
+      bp.eval_max_samples > 0 ? std::min(bp.eval_max_samples, s.data.test->size()) : s.data.test->size();
   s.test = std::make_unique<Loader>(s.data.test,
-                 LoaderOptions{.batch = std::min(bp.batch, s.data.test->size()), .seed = bp.seed, .shuffle = false,
+                 LoaderOptions{.batch = std::min(bp.batch, test_samples), .seed = bp.seed, .shuffle = false,
                                .resize = bp.data.resize, .drop_last = false},
                  norm);
   s.transport = make_transport(bp.transport, {.optimizer = bp.optimizer});
@@ -307,8 +336,10 @@ void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summa
                      return stop_signal != 0;
                    },
                    .time_operators = bp.time_operators, .trace = trace ? &*trace : nullptr,
-                   .compute_delay_seconds = bp.straggler.rank == rank ? bp.straggler.delay_ms / 1e3 : 0.0});
+                   .compute_delay_seconds = bp.straggler.rank == rank ? bp.straggler.delay_ms / 1e3 : 0.0,
+                   .eval_max_samples = bp.eval_max_samples});
   reports.training_started();
+  summary.startup_seconds = process_age_seconds().value_or(0.0);
   trainer.run([&](const EpochResult& epoch) {
     summary.epochs.push_back(epoch);
     summary.wall_seconds = epoch.wall_seconds;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/profile/profiler.h"
 #include "launch/report/format.h"
 #include "launch/report/tables.h"
 
@@ -12,13 +13,16 @@ namespace {
 
 ReportTable steps_table(const std::vector<RunRecord>& runs, size_t baseline) {
   ReportTable table = titled_table(
-      fmt::format("Comparison, mean ms per step over all epochs (baseline: {})", runs[baseline].name),
+      fmt::format("Comparison, mean ms per step over the steady epochs (epoch 1 left out as warm-up where a run "
+                  "has more); images/s over the run's training span (baseline: {})",
+                  runs[baseline].name),
       {"run", "status", "transport", "world", "step ms"});
   for (size_t k = 0; k < kStepIndex; ++k) table.header.push_back(fmt::format("{} ms", kReportPhases[k]));
   for (const char* h : {"images/s (all workers)", "final acc", "step ratio", "images/s ratio"}) table.header.emplace_back(h);
-  const auto base = mean_phases(runs[baseline].epochs, 0);
+  const auto steady = [](const RunRecord& run) { return mean_phases(run.epochs, first_steady_epoch(run.epochs.size())); };
+  const auto base = steady(runs[baseline]);
   for (const auto& run : runs) {
-    const auto mean = mean_phases(run.epochs, 0);
+    const auto mean = steady(run);
     std::vector<std::string> row = {run.name, run.complete() ? "complete" : "INCOMPLETE", run.transport,
                                     std::to_string(run.world), ms_text(mean[kStepIndex])};
     for (size_t k = 0; k < kStepIndex; ++k) row.push_back(ms_text(mean[k]));

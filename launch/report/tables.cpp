@@ -33,7 +33,8 @@ ReportTable breakdown_table(const RunRecord& run) {
     }
     table.rows.push_back(row);
   }
-  table.note = "epoch 1 includes warm-up; the phases sum to the step";
+  table.note = rest ? "epoch 1 is warm-up, left out of the steady epochs; the phases sum to the step"
+                    : "one epoch: nothing is left out as warm-up; the phases sum to the step";
   return table;
 }
 
@@ -124,8 +125,9 @@ ReportTable epochs_table(const RunRecord& run) {
                           percent_text(e.train_accuracy), fmt::format("{:.4f}", e.test_loss),
                           percent_text(e.test_accuracy)});
   }
-  table.note = fmt::format("images/s over the run, all workers: {:.0f}; wall time {:.2f} s; epoch 1 trained in {:.2f} s (with "
-                           "warm-up)",
+  table.note = fmt::format("images/s over the run, all workers: {:.0f} (their images over the run's training span, "
+                           "warm-up epoch left out where there are more); run time {:.2f} s (first worker's start to "
+                           "last worker's end); epoch 1 trained in {:.2f} s (with warm-up)",
                            run.images_per_second, run.wall_seconds, run.epochs.front().train_seconds);
   if (run.epochs.size() > 1) {
     double later = 0.0;

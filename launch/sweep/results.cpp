@@ -11,7 +11,6 @@
 #include "core/util/files.h"
 #include "launch/report/csv.h"
 #include "launch/report/run_record.h"
-#include "core/util/files.h"
 
 namespace dtbench {
 
@@ -127,7 +126,8 @@ RunMetrics run_metrics(const SweepRun& run) {
   try {
     report.at("world");  // required, as is summary.images_per_second: run_images_per_second is lenient
     m["process_s"] = run.process_seconds;
-    m["run_s"] = report.at("wall_seconds").get<double>();
+    report.at("wall_seconds");  // required; run_seconds prefers the run's span where recorded
+    m["run_s"] = run_seconds(report);
     const auto& epochs = report.at("epochs");
     // Epoch wall times are cumulative: the first epoch's is its own, the later ones' mean is the
     // span from the first epoch's end to the last's over their number.
@@ -140,9 +140,9 @@ RunMetrics run_metrics(const SweepRun& run) {
     summary.at("images_per_second");
     m["images_per_s"] = run_images_per_second(report);
     m["test_accuracy"] = summary.at("final_test_accuracy").get<double>();
-    for (const auto& phase : kPhases) {
-      m[phase + "_ms"] = 1e3 * summary.at("all_epochs_phases").at(phase).at("mean_s").get<double>();
-    }
+    // The warm-up rule: the steady epochs' phases; reports written before it have all epochs'.
+    const auto& phases = summary.contains("steady_phases") ? summary["steady_phases"] : summary.at("all_epochs_phases");
+    for (const auto& phase : kPhases) m[phase + "_ms"] = 1e3 * phases.at(phase).at("mean_s").get<double>();
   } catch (const nlohmann::json::exception& error) {
     throw IoError(fmt::format("{}: not a complete run's report: {}", file.string(), error.what()));
   }
