@@ -49,6 +49,7 @@ struct TrainOptions {
   int rank = 0;
   int world = 1;
   std::string run_dir;  // exact run directory (sweeps); empty: a new one under the blueprint's output
+  int local_workers = 0;  // workers sharing this host's cores (without mpirun); 0: inferred
   int freeze_rank = -1;   // testing: this rank stops itself (SIGSTOP) before the exchange `freeze_at`
   std::string freeze_at;
 };
@@ -115,6 +116,21 @@ void connect_over_mpi(const Blueprint& bp, const TrainOptions& options, const Wa
 
 [[noreturn]] void end_distributed_run(const std::exception& error, Worker& worker, double timeout_seconds);
 
+bool loopback_address(const std::string& address) {
+  return address.starts_with("127.") || address.starts_with("localhost:") || address.starts_with("[::1]");
+}
+
+// Workers started one by one (parameter servers, no mpirun) do not see each other: --local-workers
+// says how many share this host; without it, servers on loopback mean every worker is here (none
+// elsewhere could reach them), else this one alone is assumed.
+int workers_on_this_host(const Blueprint& bp, const TrainOptions& options) {
+  if (options.local_workers > 0) return options.local_workers;
+  const bool ps = bp.transport == "ps-sync" || bp.transport == "ps-async";
+  if (!ps || bp.ps.servers.empty()) return 1;
+  const bool all_loopback = std::all_of(bp.ps.servers.begin(), bp.ps.servers.end(), loopback_address);
+  return all_loopback ? std::max(1, options.world) : 1;
+}
+
 Worker join_run(const Blueprint& bp, const TrainOptions& options) {
   Worker worker;
   const bool allreduce = bp.transport == "ring" || bp.transport == "mpi";
@@ -145,7 +161,7 @@ Worker join_run(const Blueprint& bp, const TrainOptions& options) {
                  options.world, bp.transport, options.world);
   }
   // Threads per worker: the cores of this host shared among its workers, unless set.
-  const int local_workers = worker.mpi ? worker.mpi->local_world() : 1;
+  const int local_workers = worker.mpi ? worker.mpi->local_world() : workers_on_this_host(bp, options);
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   blas::set_threads(bp.threads > 0 ? bp.threads : std::max(1, cores / local_workers));
   return worker;
@@ -438,6 +454,10 @@ void add_train_command(CLI::App& app) {
   command->add_option("--set", options->overrides, "Override a blueprint key: --set optimizer.lr=0.1");
   command->add_option("--rank", options->rank, "This worker's rank without mpirun (parameter servers)");
   command->add_option("--world", options->world, "Number of workers without mpirun (parameter servers)");
+  command->add_option("--local-workers", options->local_workers,
+                      "Workers on this host, for the default BLAS threads (cores / workers) without mpirun "
+                      "(default: --world when the parameter servers are on loopback, else 1)")
+      ->check(CLI::NonNegativeNumber);
   command->add_option("--run-dir", options->run_dir,
                       "Write the run into exactly this directory (default: a new one under the blueprint's output)");
   auto iface = std::make_shared<std::string>();

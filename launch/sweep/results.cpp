@@ -211,12 +211,15 @@ std::vector<ReportTable> sweep_tables(const SweepBlueprint& sweep, const SweepRe
     }
     summary.rows.push_back(row);
   }
-  summary.note = fmt::format("{} warm-up run(s) per configuration left out; a run stopped at the {:g} s cap counts as "
-                             "slower than any finished run.",
+  summary.note = fmt::format("{} warm-up run(s) per configuration left out; within a run, epoch 1 is left out of "
+                             "epoch s, images/s and the ms per step when the run has more epochs. run s: first "
+                             "worker's start to last worker's end; images/s: all workers' images over the run's "
+                             "training span. A run stopped at the {:g} s cap counts as slower than any finished run.",
                              sweep.warmup, sweep.cap_s);
   std::vector<ReportTable> tables = {summary};
 
-  ReportTable phases = titled_table("Per-step phases (ms, median over repetitions, rank 0)",
+  ReportTable phases = titled_table("Per-step phases (ms, median over repetitions, rank 0, steady epochs: epoch 1 "
+                                    "left out where a run has more)",
                                     {"configuration", "load", "forward", "backward", "comm", "update", "other"});
   for (const auto& r : results.configurations) {
     if (!r.configuration.missing.empty()) continue;

@@ -101,6 +101,20 @@ TEST_F(CliTrain, WallTimeIsStepsPlusBetweenStepsPlusEvaluation) {
   EXPECT_LT(startup + report["wall_seconds"].get<double>(), process_seconds);
 }
 
+// eval.max_samples stops evaluation before the batch that would pass it; --local-workers shares
+// the cores among the workers of this host for the default BLAS threads.
+TEST_F(CliTrain, EvaluationIsBoundedAndThreadsAreSharedAmongLocalWorkers) {
+  const fs::path data = synth("idx", 256, 256);
+  const fs::path runs = root_ / "runs";
+  const Outcome r = dtbench("train --set model=mlp --set dataset.path=" + data.string() + " --set output=" +
+                            runs.string() + " --set batch=32 --set steps=2 --set eval.max_samples=100 --local-workers 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto report = read_json(only_run_directory(runs) / "report.json");
+  EXPECT_EQ(report["epochs"][0]["test_samples"], 96);  // three batches of 32; a fourth would pass 100
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  EXPECT_EQ(report["provenance"]["blas_threads"], std::max(1, cores / 2));
+}
+
 TEST_F(CliTrain, TrainsLenetOnUncachedAugmentedCifar) {
   const fs::path data = synth("cifar10", 256, 64);
   const Outcome r = dtbench("train --set model=lenet5 --set dataset.format=cifar10 --set dataset.path=" +
