@@ -363,6 +363,10 @@ void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summa
     // A collective: all ranks reach it together; rank 0's report.json holds every worker's phases.
     if (worker.world() > 1) reports.set_workers(worker.channel->gather(report_json(summary).dump()));
     reports.write();
+    // Every worker starts the next epoch together, once rank 0 has written report.json: else the
+    // others start early and wait in their first step for rank 0, and the epoch's span (from the
+    // first worker's start, run_span.h) would count rank 0's report writing as training.
+    if (worker.world() > 1) worker.channel->broadcast("");
     if (rank == 0) {
       spdlog::info("epoch {}: test accuracy {:.2f}%, test loss {:.4f}, {:.0f} images/s per worker", epoch.epoch,
                    100 * epoch.test.accuracy, epoch.test.loss, epoch.images_per_second);

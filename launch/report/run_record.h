@@ -41,7 +41,7 @@ struct EpochRecord {
   double train_loss = 0.0, train_accuracy = 0.0, test_loss = 0.0, test_accuracy = 0.0;
 };
 
-// A worker's mean seconds per step over all epochs, from report.json's `workers.per_worker`.
+// A worker's mean seconds per step over the steady epochs, from report.json's `workers.per_worker`.
 struct WorkerMeans {
   int rank = 0;
   std::array<double, kReportPhaseCount> mean_s{};

@@ -93,7 +93,8 @@ std::vector<WorkerColumn> worker_columns(const RunRecord& run) {
 }
 
 ReportTable workers_table(const RunRecord& run) {
-  ReportTable table = titled_table("Per worker, mean ms per step over all epochs", {"worker"});
+  ReportTable table = titled_table("Per worker, mean ms per step over the steady epochs (epoch 1 left out where there "
+                                   "are more)", {"worker"});
   const auto columns = worker_columns(run);
   for (const auto& column : columns) table.header.push_back(column.header);
   for (const auto& w : run.workers) {
