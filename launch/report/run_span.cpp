@@ -50,7 +50,9 @@ std::optional<RunSpan> run_span(const std::vector<json>& reports) {
   for (size_t e = 0; e < epochs; ++e) {
     double epoch_start = std::numeric_limits<double>::infinity();
     double steps_end = -std::numeric_limits<double>::infinity();
+    double epoch_end = -std::numeric_limits<double>::infinity();
     for (const json& report : reports) {
+      epoch_end = std::max(epoch_end, time_of(report, e, "end_unix_s"));
       const auto images = report["epochs"][e]["images"].get<int64_t>();
       epoch_start = std::min(epoch_start, time_of(report, e, "start_unix_s"));
       steps_end = std::max(steps_end, time_of(report, e, "steps_end_unix_s"));
@@ -58,6 +60,7 @@ std::optional<RunSpan> run_span(const std::vector<json>& reports) {
       span.images += images;
       if (e >= first_steady) span.steady_images += images;
     }
+    span.epoch_end_unix_seconds.push_back(epoch_end);
     span.start_unix_seconds = std::min(span.start_unix_seconds, epoch_start);
     if (e >= first_steady) span.steady_training_seconds += std::max(0.0, steps_end - epoch_start);
   }
@@ -67,6 +70,13 @@ std::optional<RunSpan> run_span(const std::vector<json>& reports) {
                                : 0.0;
   span.steady_epochs = steady_epochs_label(epochs);
   return span;
+}
+
+double RunSpan::epoch_seconds() const {
+  const auto& ends = epoch_end_unix_seconds;
+  if (ends.empty()) return 0.0;
+  if (ends.size() == 1) return seconds;
+  return (ends.back() - ends.front()) / static_cast<double>(ends.size() - 1);
 }
 
 json run_span_json(const RunSpan& s) {
@@ -79,6 +89,8 @@ json run_span_json(const RunSpan& s) {
           {"steady_training_seconds", s.steady_training_seconds},
           {"images_per_second", s.images_per_second},
           {"steady_epochs", s.steady_epochs},
+          {"epoch_end_unix_s", s.epoch_end_unix_seconds},
+          {"epoch_seconds", s.epoch_seconds()},
           {"rule", "seconds: first worker's start to last worker's end; images_per_second: all workers' "
                    "images in the steady epochs over the sum of those epochs' spans from the first "
                    "worker's start to the last worker's last step"}};
@@ -97,6 +109,7 @@ std::optional<RunSpan> read_run_span(const json& report) {
   s.steady_training_seconds = r.value("steady_training_seconds", 0.0);
   s.images_per_second = r.value("images_per_second", 0.0);
   s.steady_epochs = r.value("steady_epochs", std::string());
+  s.epoch_end_unix_seconds = r.value("epoch_end_unix_s", std::vector<double>());
   return s;
 }
 

@@ -28,6 +28,10 @@ struct RunSpan {
   double steady_training_seconds = 0.0;  // the sum over the steady epochs of their training spans
   double images_per_second = 0.0;        // steady_images / steady_training_seconds
   std::string steady_epochs;             // which epochs the throughput covers, in words
+  std::vector<double> epoch_end_unix_seconds;  // per epoch, the last worker's end of it
+  // Seconds per epoch: the run's time for one epoch; else from the end of epoch 1 to the end of
+  // the last over the epochs after the first (the warm-up rule). 0 when unknown.
+  double epoch_seconds() const;
 };
 
 // From the reports of every worker (report_json of each, as gathered or read from

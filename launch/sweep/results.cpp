@@ -11,6 +11,7 @@
 #include "core/util/files.h"
 #include "launch/report/csv.h"
 #include "launch/report/run_record.h"
+#include "launch/report/run_span.h"
 
 namespace dtbench {
 
@@ -131,7 +132,11 @@ RunMetrics run_metrics(const SweepRun& run) {
     const auto& epochs = report.at("epochs");
     // Epoch wall times are cumulative: the first epoch's is its own, the later ones' mean is the
     // span from the first epoch's end to the last's over their number.
-    if (!epochs.empty()) {
+    // The run's epochs where recorded (the last worker's end of each: run_span.h), else rank 0's.
+    const std::optional<RunSpan> span = read_run_span(report);
+    if (span && !span->epoch_end_unix_seconds.empty()) {
+      m["epoch_s"] = span->epoch_seconds();
+    } else if (!epochs.empty()) {
       const double first = epochs.front().at("wall_seconds").get<double>();
       const double last = epochs.back().at("wall_seconds").get<double>();
       m["epoch_s"] = epochs.size() > 1 ? (last - first) / static_cast<double>(epochs.size() - 1) : first;

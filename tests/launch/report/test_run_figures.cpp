@@ -56,6 +56,7 @@ TEST(RunSpan, IsTotalImagesOverTheSpanNotTheSumOfRates) {
   EXPECT_EQ(span->images, 19200);
   EXPECT_DOUBLE_EQ(span->seconds, 41.0);
   EXPECT_DOUBLE_EQ(span->images_per_second, 19200.0 / 40.0);
+  EXPECT_DOUBLE_EQ(span->epoch_seconds(), 41.0);  // one epoch: the run's time
   // The sum of the workers' own rates: 640 + 160.8 + 537.8 images/s, nearly three times as many.
   double rates = 0.0;
   for (const json& w : straggler_run()) rates += w["epochs"][0]["images_per_second"].get<double>();
@@ -76,6 +77,8 @@ TEST(RunSpan, LeavesTheWarmUpEpochOutOfTheThroughputButNotTheRunTime) {
   EXPECT_DOUBLE_EQ(span->steady_training_seconds, 14.0);
   EXPECT_DOUBLE_EQ(span->images_per_second, 2000.0 / 14.0);
   EXPECT_EQ(span->steady_epochs, "epoch 2 (epoch 1 left out as warm-up)");
+  EXPECT_EQ(span->epoch_end_unix_seconds, (std::vector<double>{1019.0, 1035.0}));
+  EXPECT_DOUBLE_EQ(span->epoch_seconds(), 16.0);  // epoch 2, from the last end of epoch 1 to its last end
 }
 
 TEST(RunSpan, NoneForReportsWithoutTheTimes) {

@@ -1,5 +1,5 @@
-// A sweep reads a run's figures by the same rule as `train` and `report`: run_s is the run's span
-// and images_per_s its throughput (report.json's `run`, not rank 0's time or a sum of rates), the
+// A sweep reads a run's figures by the same rule as `train` and `report`: run_s is the run's span,
+// epoch_s its epochs' (the last worker's ends), and images_per_s its throughput (report.json's `run`, not rank 0's time or a sum of rates), the
 // per-step milliseconds those of the steady epochs.
 #include <gtest/gtest.h>
 
@@ -39,7 +39,7 @@ TEST_F(SweepMetrics, AreTheRunsSpanAndThroughputAndTheSteadyEpochsPhases) {
         {"steady_phases", phases_of(0.010)}}},
       {"workers", {{"per_worker", {{{"images_per_second", 1280.0}}, {{"images_per_second", 160.0}},
                                    {{"images_per_second", 1100.0}}}}}},
-      {"run", {{"seconds", 41.0}, {"images_per_second", 480.0}}}};
+      {"run", {{"seconds", 41.0}, {"images_per_second", 480.0}, {"epoch_end_unix_s", {1020.0, 1041.0}}}}};
   std::ofstream(root_ / "report.json") << report.dump();
   SweepRun run;
   run.dir = root_;
@@ -50,7 +50,9 @@ TEST_F(SweepMetrics, AreTheRunsSpanAndThroughputAndTheSteadyEpochsPhases) {
   EXPECT_DOUBLE_EQ(m.at("images_per_s"), 480.0);
   EXPECT_DOUBLE_EQ(m.at("step_ms"), 10.0);
   EXPECT_DOUBLE_EQ(m.at("forward_ms"), 10.0);
-  EXPECT_DOUBLE_EQ(m.at("epoch_s"), 6.0);  // epoch 2 alone: epoch 1 is warm-up
+  // Epoch 2 alone (epoch 1 is warm-up), ending when its last worker did: 21 s, where rank 0's own
+  // epoch took 6 s.
+  EXPECT_DOUBLE_EQ(m.at("epoch_s"), 21.0);
   EXPECT_DOUBLE_EQ(m.at("process_s"), 45.0);
 }
 
