@@ -57,7 +57,9 @@ std::string phases_chart(const std::vector<RunRecord>& runs) {
     bars.push_back({"all epochs", mean_phases(run.epochs, 0)});
     return phase_bars_svg("Phases per step, " + run.name, bars);
   }
-  for (const auto& run : runs) bars.push_back({run.name, mean_phases(run.epochs, first_steady_epoch(run.epochs.size()))});
+  for (const auto& run : runs) {
+    bars.push_back({run.name, mean_phases(run.epochs, first_steady_epoch(run.epochs.size()))});
+  }
   return phase_bars_svg("Phases per step, steady epochs (epoch 1 left out where there are more)", bars);
 }
 

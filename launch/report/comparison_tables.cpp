@@ -19,7 +19,9 @@ ReportTable steps_table(const std::vector<RunRecord>& runs, size_t baseline) {
       {"run", "status", "transport", "world", "step ms"});
   for (size_t k = 0; k < kStepIndex; ++k) table.header.push_back(fmt::format("{} ms", kReportPhases[k]));
   for (const char* h : {"images/s (all workers)", "final acc", "step ratio", "images/s ratio"}) table.header.emplace_back(h);
-  const auto steady = [](const RunRecord& run) { return mean_phases(run.epochs, first_steady_epoch(run.epochs.size())); };
+  const auto steady = [](const RunRecord& run) {
+    return mean_phases(run.epochs, first_steady_epoch(run.epochs.size()));
+  };
   const auto base = steady(runs[baseline]);
   for (const auto& run : runs) {
     const auto mean = steady(run);

@@ -62,7 +62,9 @@ nlohmann::json epoch_json(const EpochResult& e) {
 // Phase statistics over epochs [first, end): exact percentiles of all their steps together.
 EpochPhases combine(const std::vector<EpochResult>& epochs, size_t first) {
   std::vector<StepTimes> steps;
-  for (size_t i = first; i < epochs.size(); ++i) steps.insert(steps.end(), epochs[i].steps.begin(), epochs[i].steps.end());
+  for (size_t i = first; i < epochs.size(); ++i) {
+    steps.insert(steps.end(), epochs[i].steps.begin(), epochs[i].steps.end());
+  }
   return summarize_steps(steps);
 }
 
@@ -293,8 +295,9 @@ nlohmann::json workers_json(const std::vector<std::string>& reports) {
 std::string workers_table(const std::vector<std::string>& reports) {
   const auto rows = worker_rows(reports);
   const size_t epochs = nlohmann::json::parse(reports.front())["epochs"].size();
-  std::string out = fmt::format("Per worker, mean ms per step over {} (comm = exposed; total, wait, transfer beside it)\n",
-                                steady_epochs_label(epochs));
+  std::string out = fmt::format(
+      "Per worker, mean ms per step over {} (comm = exposed; total, wait, transfer beside it)\n",
+      steady_epochs_label(epochs));
   out += fmt::format("  {:>4} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10} {:>8} {:>9} {:>10}\n", "rank",
                      "load", "forward", "backward", "comm", "update", "other", "step", "comm total", "wait",
                      "transfer", "last in");

@@ -37,8 +37,8 @@ nlohmann::json report_json(const RunSummary& summary);
 // of their steps), then the training wall time split into steps, between steps and evaluation.
 std::string breakdown_table(const std::vector<EpochResult>& epochs);
 // Every worker side by side, from the reports the workers sent rank 0 (report_json of each):
-// per-step phase means over the steady epochs (the warm-up rule), the comm split, and across workers the mean, min and max
-// of each phase with the slowest worker named (stragglers set the pace of synchronous training).
+// per-step phase means over the steady epochs (the warm-up rule), the comm split, and across
+// workers the mean, min and max of each phase with the slowest worker named (stragglers set the pace of synchronous training).
 nlohmann::json workers_json(const std::vector<std::string>& worker_reports);
 std::string workers_table(const std::vector<std::string>& worker_reports);
 

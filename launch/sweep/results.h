@@ -5,11 +5,13 @@
 //
 // Metrics, per run: run_s (the run's time: first worker's start to last worker's end, from
 // report.json's `run`), process_s (the runner's clock: start-up and shutdown included), epoch_s
-// (wall time per epoch, to the last worker's end of it), images_per_s (all workers: their images over the run's training span,
-// launch/report/run_span.h), test_accuracy, and the mean per-step milliseconds of each phase:
-// step_ms, load_ms, forward_ms, backward_ms, comm_ms, update_ms, other_ms (rank 0's). Per-step and
-// per-second figures follow the warm-up rule: with more than one epoch, epoch 1 is left out. A capped run's times are +infinity — it counts, as slower than every run
-// that finished — and it has no throughput or phases; a missing configuration has no runs at all.
+// (wall time per epoch, to the last worker's end of it), images_per_s (all workers: their images
+// over the run's training span, launch/report/run_span.h), test_accuracy, and the mean per-step
+// milliseconds of each phase: step_ms, load_ms, forward_ms, backward_ms, comm_ms, update_ms,
+// other_ms (rank 0's). Per-step and per-second figures follow the warm-up rule: with more than
+// one epoch, epoch 1 is left out. A capped run's times are +infinity — it counts, as slower than
+// every run that finished — and it has no throughput or phases; a missing configuration has no
+// runs at all.
 #include <filesystem>
 #include <map>
 #include <string>

@@ -73,7 +73,8 @@ TEST_F(CliTrain, WallTimeIsStepsPlusBetweenStepsPlusEvaluation) {
   const fs::path runs = root_ / "runs";
   const auto started = std::chrono::steady_clock::now();
   const Outcome r = dtbench("train --set model=mlp --set dataset.path=" + data.string() + " --set output=" +
-                            runs.string() + " --set epochs=2 --set batch=32 --set threads=1 --set profile.trace_steps=100");
+                            runs.string() + " --set epochs=2 --set batch=32 --set threads=1" +
+                            " --set profile.trace_steps=100");
   const double process_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("between steps"), std::string::npos) << r.output;
@@ -107,7 +108,8 @@ TEST_F(CliTrain, EvaluationIsBoundedAndThreadsAreSharedAmongLocalWorkers) {
   const fs::path data = synth("idx", 256, 256);
   const fs::path runs = root_ / "runs";
   const Outcome r = dtbench("train --set model=mlp --set dataset.path=" + data.string() + " --set output=" +
-                            runs.string() + " --set batch=32 --set steps=2 --set eval.max_samples=100 --local-workers 2");
+                            runs.string() + " --set batch=32 --set steps=2 --set eval.max_samples=100" +
+                            " --local-workers 2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto report = read_json(only_run_directory(runs) / "report.json");
   EXPECT_EQ(report["epochs"][0]["test_samples"], 96);  // three batches of 32; a fourth would pass 100

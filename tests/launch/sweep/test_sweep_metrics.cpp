@@ -1,6 +1,6 @@
 // A sweep reads a run's figures by the same rule as `train` and `report`: run_s is the run's span,
-// epoch_s its epochs' (the last worker's ends), and images_per_s its throughput (report.json's `run`, not rank 0's time or a sum of rates), the
-// per-step milliseconds those of the steady epochs.
+// epoch_s its epochs' (to the last worker's ends), images_per_s its throughput (report.json's
+// `run`, not rank 0's time or a sum of rates), the per-step milliseconds the steady epochs'.
 #include <gtest/gtest.h>
 
 #include <fstream>
