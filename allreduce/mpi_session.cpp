@@ -180,11 +180,14 @@ MpiSession::MpiSession(const WaitPolicy& start_up) : timeout_seconds_(start_up.t
   wait_all({&request, 1}, wait);
   local_rank_ = 0;
   local_world_ = 0;
+  std::vector<std::string> hosts;
   for (int r = 0; r < world_; ++r) {
-    if (std::string_view(names.data() + static_cast<size_t>(r) * kName) != std::string_view(own.data())) continue;
+    hosts.emplace_back(names.data() + static_cast<size_t>(r) * kName);
+    if (hosts.back() != std::string_view(own.data())) continue;
     ++local_world_;
     if (r < rank_) ++local_rank_;
   }
+  peers_->set_host_names(std::move(hosts));
 }
 
 MpiSession::~MpiSession() {

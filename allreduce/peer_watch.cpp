@@ -102,6 +102,19 @@ void PeerWatch::service() {
   if (failure_) throw *failure_;
 }
 
+void PeerWatch::set_host_names(std::vector<std::string> hosts) {
+  const std::lock_guard lock(mutex_);
+  const bool one_host = std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts.front(); });
+  hosts_ = one_host ? std::vector<std::string>{} : std::move(hosts);
+}
+
+std::string PeerWatch::name_of(int rank) const {
+  if (rank >= 0 && static_cast<size_t>(rank) < hosts_.size()) {
+    return fmt::format("rank {} on {}", rank, hosts_[static_cast<size_t>(rank)]);
+  }
+  return fmt::format("rank {}", rank);
+}
+
 std::vector<int> PeerWatch::roll_call(double grace_seconds) {
   const std::lock_guard lock(mutex_);
   const int id = ++roll_id_;
@@ -183,8 +196,10 @@ std::string roll_call_text(PeerWatch& peers, double grace_seconds) {
   for (int r = 0; r < peers.world(); ++r) {
     if (r != peers.rank() && std::find(silent.begin(), silent.end(), r) == silent.end()) answered.push_back(r);
   }
-  return fmt::format("silent: rank{} {} did not answer a roll call within {:.1f} s{}", silent.size() > 1 ? "s" : "",
-                     fmt::join(silent, ", "), grace_seconds,
+  std::vector<std::string> silent_names;
+  for (int r : silent) silent_names.push_back(peers.name_of(r));
+  return fmt::format("silent: {} did not answer a roll call within {:.1f} s{}", fmt::join(silent_names, ", "),
+                     grace_seconds,
                      answered.empty() ? std::string() : fmt::format(" (rank{} {} did)", answered.size() > 1 ? "s" : "",
                                                                     fmt::join(answered, ", ")));
 }

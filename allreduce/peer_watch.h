@@ -42,6 +42,13 @@ class PeerWatch {
   int rank() const { return rank_; }
   int world() const { return world_; }
 
+  // Every rank's host name, by rank, once the session has gathered them: from then on, when the
+  // ranks span several hosts, ranks are named with their host ("rank 1 on c1-h1"), so that a
+  // silent rank behind a cut link points at the host to look at.
+  void set_host_names(std::vector<std::string> hosts);
+  // "rank 1", or "rank 1 on HOST" when the ranks span several hosts.
+  std::string name_of(int rank) const;
+
   // Answers pings; throws PeerFailure once another rank has announced a failure (again at every
   // call after that). Cheap when nothing arrived: two MPI_Iprobe calls. Any thread.
   void service();
@@ -72,6 +79,7 @@ class PeerWatch {
   std::optional<PeerFailure> failure_;  // the first failure another rank announced
   std::set<int> announced_;             // ranks that announced a failure of their own, or said done
   std::set<int> silent_;                // found silent by the last roll call
+  std::vector<std::string> hosts_;      // by rank; empty, or all equal: names leave hosts out
   struct Outgoing {
     MPI_Request request = MPI_REQUEST_NULL;
     std::vector<char> payload;

@@ -22,9 +22,12 @@
 #include "core/util/blas.h"
 #include "core/util/error.h"
 #include "launch/blueprint/blueprint.h"
+#include "launch/cluster/whereabouts.h"
 #include "launch/commands.h"
+#include "launch/monitor/interface_traffic.h"
 #include "launch/monitor/proc_parsers.h"
 #include "launch/monitor/resource_sampler.h"
+#include "launch/report/network.h"
 #include "launch/report/run_span.h"
 #include "launch/report/run_summary.h"
 #include "launch/run_directory.h"
@@ -177,18 +180,15 @@ std::string create_run_directory(const Blueprint& bp, const TrainOptions& option
                                   : RunDirectory::create(bp.output, bp.name, bp.transport).path().string();
 }
 
-// The run's time and throughput (run_span.h) from every worker's report as gathered after the
-// last epoch, or this worker's alone; null before the first epoch.
-nlohmann::json run_json(const nlohmann::json& own, const std::vector<std::string>& workers) {
-  std::vector<nlohmann::json> reports;
-  for (const auto& text : workers) reports.push_back(nlohmann::json::parse(text));
-  if (reports.empty()) reports.push_back(own);
-  const std::optional<RunSpan> span = run_span(reports);
-  return span ? run_span_json(*span) : nlohmann::json();
-}
-
 // This worker's reports, written after every epoch and, when the run fails, from whichever thread
 // notices (the watchdog's, while the training thread is blocked in MPI): hence the lock.
+// Where the workers ran and what their links carried (report/network.h), from their reports.
+nlohmann::json run_network(const std::vector<std::string>& worker_reports, const std::string& transport) {
+  std::vector<nlohmann::json> reports;
+  for (const auto& report : worker_reports) reports.push_back(nlohmann::json::parse(report, nullptr, false));
+  return network_json(reports, transport);
+}
+
 class Reports {
  public:
   Reports(RunSummary& summary, ResourceSampler& sampler, Transport& transport)
@@ -206,6 +206,11 @@ class Reports {
   }
   const std::vector<std::string>& workers() const { return workers_; }
   void training_started() { training_started_ = true; }
+  // This rank's interface traffic so far, into the summary it sends rank 0.
+  void note_traffic() {
+    const std::lock_guard lock(mutex_);
+    summary_.network["interfaces"] = traffic_.since_start();
+  }
 
   void write() {
     const std::lock_guard lock(mutex_);
@@ -223,13 +228,16 @@ class Reports {
  private:
   void write_locked() {
     if (!run_) return;  // rank 0 has not named the directory yet
+    summary_.network["interfaces"] = traffic_.since_start();
     nlohmann::json own = report_json(summary_);
     own["transport_summary"] = transport_.summary();
     own["resources"] = sampler_.summary();
     run_->write(fmt::format("worker-{}.json", summary_.rank), own.dump(2) + "\n");
     if (summary_.rank != 0) return;
+    own["network"] = workers_.empty() ? network_json({own}, summary_.transport) : run_network(workers_, summary_.transport);
     if (!workers_.empty()) own["workers"] = workers_json(workers_);
-    own["run"] = run_json(own, workers_);
+    const std::optional<RunSpan> span = run_span_of(own, workers_);
+    own["run"] = span ? run_span_json(*span) : nlohmann::json();
     run_->write("report.json", own.dump(2) + "\n");
   }
 
@@ -240,6 +248,7 @@ class Reports {
   std::optional<RunDirectory> run_;
   std::vector<std::string> workers_;
   std::atomic<bool> training_started_ = false;
+  const InterfaceTraffic traffic_;  // counted from the run's start
 };
 
 // While it lives, a failure anywhere in the job (this rank's, or one another rank announces) writes
@@ -268,6 +277,7 @@ RunSummary start_summary(const Blueprint& bp, const Worker& worker, const Datase
                    {"input", model.sample_input_shape()},
                    {"classes", model.classes()}};
   summary.clock_read_seconds = Profiler::clock_cost_seconds();
+  if (const auto host = cluster::this_host()) summary.network["cluster"] = cluster::to_json(*host);
   return summary;
 }
 
@@ -276,14 +286,11 @@ void print_results(const Blueprint& bp, const RunSummary& summary, const Model& 
              bp.data.path, summary.world, bp.transport, blas::core_name(), blas::core_selection(), blas::threads());
   fmt::print("{}\n{}", epochs_table(summary.epochs), breakdown_table(summary.epochs));
   fmt::print("Start-up {:.2f} s (process start to the first step)\n", summary.startup_seconds);
-  const nlohmann::json run = run_json(report_json(summary), reports.workers());
-  if (!run.is_null()) {
-    fmt::print("Run: {} worker(s), {} images in {:.3f} s (first worker's start to last worker's end); "
-               "{:.0f} images/s all workers over {}\n",
-               run["workers"].get<int>(), run["images"].get<int64_t>(), run["seconds"].get<double>(),
-               run["images_per_second"].get<double>(), run["steady_epochs"].get<std::string>());
+  if (const auto span = run_span_of(report_json(summary), reports.workers())) fmt::print("{}", run_span_line(*span));
+  if (!reports.workers().empty()) {
+    fmt::print("\n{}", workers_table(reports.workers()));
+    fmt::print("\n{}", network_text(run_network(reports.workers(), bp.transport)));
   }
-  if (!reports.workers().empty()) fmt::print("\n{}", workers_table(reports.workers()));
   const EpochResult& last = summary.epochs.back();
   if (!last.operators.empty()) {
     fmt::print("\n{}", operators_table(last.operators, last.phases.steps));
@@ -361,6 +368,7 @@ void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summa
     summary.wall_seconds = epoch.wall_seconds;
     sampler.add_transport_bytes(epoch.sync_total.bytes_sent, epoch.sync_total.bytes_received);
     // A collective: all ranks reach it together; rank 0's report.json holds every worker's phases.
+    reports.note_traffic();
     if (worker.world() > 1) reports.set_workers(worker.channel->gather(report_json(summary).dump()));
     reports.write();
     // Every worker starts the next epoch together, once rank 0 has written report.json: else the

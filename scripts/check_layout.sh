@@ -16,7 +16,7 @@ declare -A allowed=(
   [launch/blueprint]="core"
   [launch/cluster]="core"
   [launch/report]="launch/monitor core"
-  [launch/sweep]="launch/blueprint launch/report launch/monitor paramserver core"
+  [launch/sweep]="launch/blueprint launch/report launch/monitor launch/cluster paramserver core"
   [launch/bench]="launch/blueprint launch/report launch/monitor allreduce paramserver comm core"
   [launch]="launch/blueprint launch/report launch/sweep launch/bench launch/monitor launch/cluster allreduce paramserver comm core"
 )

@@ -72,6 +72,19 @@ std::optional<RunSpan> run_span(const std::vector<json>& reports) {
   return span;
 }
 
+std::optional<RunSpan> run_span_of(const json& own, const std::vector<std::string>& gathered) {
+  std::vector<json> reports;
+  for (const auto& text : gathered) reports.push_back(json::parse(text));
+  if (reports.empty()) reports.push_back(own);
+  return run_span(reports);
+}
+
+std::string run_span_line(const RunSpan& s) {
+  return fmt::format("Run: {} worker(s), {} images in {:.3f} s (first worker's start to last worker's end); "
+                     "{:.0f} images/s all workers over {}\n",
+                     s.workers, s.images, s.seconds, s.images_per_second, s.steady_epochs);
+}
+
 double RunSpan::epoch_seconds() const {
   const auto& ends = epoch_end_unix_seconds;
   if (ends.empty()) return 0.0;

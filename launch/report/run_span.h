@@ -39,7 +39,12 @@ struct RunSpan {
 // recorded) or has no epoch.
 std::optional<RunSpan> run_span(const std::vector<nlohmann::json>& worker_reports);
 
+// From this worker's report and, on rank 0, every worker's as gathered (their JSON text).
+std::optional<RunSpan> run_span_of(const nlohmann::json& own, const std::vector<std::string>& gathered);
+
 nlohmann::json run_span_json(const RunSpan& span);
+// One line for the console: workers, images, the run's time and its throughput.
+std::string run_span_line(const RunSpan& span);
 // The `run` object of a report.json; nullopt when it has none (older reports).
 std::optional<RunSpan> read_run_span(const nlohmann::json& report);
 

@@ -167,6 +167,7 @@ nlohmann::json report_json(const RunSummary& s) {
       {"profiler", {{"clock_read_seconds", s.clock_read_seconds},
                     {"clock_reads_per_step", Profiler::kClockReadsPerStep}}},
   };
+  if (!s.network.is_null()) report["network"] = s.network;
   if (!s.error.empty()) report["error"] = s.error;
   return report;
 }

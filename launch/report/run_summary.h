@@ -25,6 +25,7 @@ struct RunSummary {
   int world = 1;
   double clock_read_seconds = 0.0;  // cost of one clock read, for the profiler-overhead estimate
   double startup_seconds = 0.0;     // from the process's start to its training's start
+  nlohmann::json network;           // this rank's cluster host and interface traffic (network.h)
   std::vector<EpochResult> epochs;
   double wall_seconds = 0.0;
 };

@@ -9,6 +9,7 @@
 
 #include "core/util/error.h"
 #include "launch/blueprint/blueprint.h"
+#include "launch/cluster/naming.h"
 #include "launch/sweep/child_process.h"
 
 namespace dtbench {
@@ -163,6 +164,10 @@ const std::vector<std::string>& sweep_metric_names() {
   return names;
 }
 
+std::string SweepCluster::label() const {
+  return fmt::format("{} host{} x {} slot{}, link {}", hosts, hosts == 1 ? "" : "s", slots, slots == 1 ? "" : "s", link);
+}
+
 const std::string* SweepConfiguration::value_of(const std::string& axis) const {
   for (const auto& [key, value] : values) {
     if (key == axis) return &value;
@@ -197,6 +202,8 @@ void read_sweep_settings(const SweepReader& reader, const YAML::Node& root, Swee
   }
   reader.read(root, "workers", sweep.workers, "workers");
   reader.read(root, "servers", sweep.servers, "servers");
+  sweep.workers_given = root["workers"] && !root["workers"].IsNull();
+  sweep.servers_given = root["servers"] && !root["servers"].IsNull();
   reader.read(root, "repetitions", sweep.repetitions, "repetitions");
   reader.read(root, "warmup", sweep.warmup, "warmup");
   reader.read(root, "cap_s", sweep.cap_s, "cap_s");
@@ -209,14 +216,51 @@ void read_sweep_settings(const SweepReader& reader, const YAML::Node& root, Swee
   require_directory_name(sweep.source, "name", sweep.name);
 }
 
-void read_launch(const SweepReader& reader, const YAML::Node& launch, SweepLaunch& out) {
+// A cluster's hosts, slots or link, from launch.cluster or an axis; InputError naming `key`.
+void set_cluster_field(const fs::path& source, const std::string& key, const std::string& field,
+                       const std::string& value, SweepCluster& cluster) {
+  if (field == "link") {
+    try {
+      cluster::parse_link_rate(value);
+    } catch (const InputError& error) {
+      fail_input("{}: '{}': {}", source.string(), key, error.what());
+    }
+    cluster.link = value;
+    return;
+  }
+  const int64_t number = positive_integer(source, key, value);
+  if (field == "hosts" && number > cluster::kMaxHosts) {
+    fail_input("{}: '{}' value {}: expected at most {} hosts", source.string(), key, number, cluster::kMaxHosts);
+  }
+  (field == "hosts" ? cluster.hosts : cluster.slots) = number;
+}
+
+bool is_cluster_field(const std::string& key) { return key == "hosts" || key == "slots" || key == "link"; }
+
+std::optional<SweepCluster> read_cluster(const SweepReader& reader, const fs::path& source, const YAML::Node& node) {
+  if (!node || node.IsNull()) return std::nullopt;
+  if (!node.IsMap()) reader.fail("launch.cluster", "a mapping with hosts, and optionally link and slots");
+  reader.reject_unknown(node, "launch.cluster.", {"hosts", "slots", "link"});
+  SweepCluster cluster;
+  for (const char* field : {"hosts", "slots", "link"}) {
+    if (node[field]) set_cluster_field(source, std::string("launch.cluster.") + field, field,
+                                       reader.scalar(node[field], std::string("launch.cluster.") + field), cluster);
+  }
+  return cluster;
+}
+
+void read_launch(const SweepReader& reader, const fs::path& source, const YAML::Node& launch, SweepLaunch& out) {
   if (!launch || launch.IsNull()) return;
   if (!launch.IsMap()) reader.fail("launch", "a mapping");
-  reader.reject_unknown(launch, "launch.", {"mpirun", "hostfile", "mpirun_args", "ps_host"});
+  reader.reject_unknown(launch, "launch.", {"mpirun", "hostfile", "mpirun_args", "ps_host", "cluster"});
   reader.read(launch, "mpirun", out.mpirun, "launch.mpirun");
   reader.read(launch, "hostfile", out.hostfile, "launch.hostfile");
   reader.read(launch, "ps_host", out.ps_host, "launch.ps_host");
   out.mpirun_args = reader.string_list(launch["mpirun_args"], "launch.mpirun_args");
+  out.cluster = read_cluster(reader, source, launch["cluster"]);
+  if (out.cluster && (launch["hostfile"] || launch["ps_host"])) {
+    reader.fail("launch.cluster", "no launch.hostfile or launch.ps_host beside it: the cluster places the processes");
+  }
 }
 
 std::optional<SweepComparison> read_compare(const SweepReader& reader, const YAML::Node& compare,
@@ -258,6 +302,18 @@ std::vector<std::vector<size_t>> grid_points(const std::vector<SweepAxis>& axes)
   return points;
 }
 
+// One worker per slot and one shard per host unless the file says otherwise; never more workers
+// than slots, which mpirun would refuse.
+void place_on_cluster(const fs::path& source, bool workers_given, bool servers_given, SweepConfiguration& c) {
+  const int64_t slots = c.cluster->hosts * c.cluster->slots;
+  if (!workers_given) c.workers = slots;
+  if (!servers_given) c.servers = c.cluster->hosts;
+  if (c.workers > slots) {
+    fail_input("{}: configuration {}: {} workers on {}: at most one per slot", source.string(), c.id, c.workers,
+               c.cluster->label());
+  }
+}
+
 // The configuration at one point of the grid: its values, overrides, sizes and id.
 SweepConfiguration configuration_at(const SweepBlueprint& sweep, const std::vector<size_t>& point) {
   SweepConfiguration c;
@@ -265,6 +321,8 @@ SweepConfiguration configuration_at(const SweepBlueprint& sweep, const std::vect
   c.overrides = sweep.overrides;
   c.workers = sweep.workers;
   c.servers = sweep.servers;
+  c.cluster = sweep.launch.cluster;
+  bool workers_given = sweep.workers_given, servers_given = sweep.servers_given;
   std::vector<std::string> id;
   for (size_t a = 0; a < sweep.axes.size(); ++a) {
     const SweepAxis& axis = sweep.axes[a];
@@ -275,8 +333,13 @@ SweepConfiguration configuration_at(const SweepBlueprint& sweep, const std::vect
         c.base = beside(sweep.source, value);
       } else if (key == "workers") {
         c.workers = positive_integer(sweep.source, "axes." + axis.key + ".workers", value);
+        workers_given = true;
       } else if (key == "servers") {
         c.servers = positive_integer(sweep.source, "axes." + axis.key + ".servers", value);
+        servers_given = true;
+      } else if (is_cluster_field(key)) {
+        if (!c.cluster) fail_input("{}: axis '{}' sets {}, which needs launch.cluster", sweep.source.string(), axis.key, key);
+        set_cluster_field(sweep.source, "axes." + axis.key, key, value, *c.cluster);
       } else {
         c.overrides.push_back(key + "=" + value);
       }
@@ -284,6 +347,7 @@ SweepConfiguration configuration_at(const SweepBlueprint& sweep, const std::vect
   }
   c.id = id.empty() ? "default" : fmt::format("{}", fmt::join(id, ","));
   require_directory_name(sweep.source, "configuration", c.id);
+  if (c.cluster) place_on_cluster(sweep.source, workers_given, servers_given, c);
   return c;
 }
 
@@ -329,7 +393,7 @@ SweepBlueprint load_sweep(const fs::path& file, const std::vector<std::string>& 
     if (!axes.IsMap()) reader.fail("axes", "a mapping of keys to lists of values");
     for (const auto& entry : axes) sweep.axes.push_back(reader.axis(entry.first.as<std::string>(), entry.second));
   }
-  read_launch(reader, root["launch"], sweep.launch);
+  read_launch(reader, file, root["launch"], sweep.launch);
   if (const YAML::Node synth = root["synthesize"]; synth && !synth.IsNull()) {
     if (synth.IsSequence()) {
       for (const auto& item : synth) sweep.synthesize.push_back(reader.synthesis(item));

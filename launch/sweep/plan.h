@@ -14,9 +14,9 @@
 //   cap_s: 600                           # a run still going after this is stopped: "> cap"
 //   compare: {axis: transport, baseline: ring, metric: run_s, test: mann-whitney}
 //
-// Besides blueprint keys, three axes are the runner's: `blueprint` (base blueprint files; the
+// Besides blueprint keys, some axes are the runner's: `blueprint` (base blueprint files; the
 // top-level key is `base`), `workers` and `servers` (parameter servers started for ps transports;
-// both also top-level keys).
+// both also top-level keys), and with `launch.cluster` its `hosts`, `link` and `slots`.
 // `synthesize` (one data set or a list) writes synthetic data before the first run.
 #include <cstdint>
 #include <filesystem>
@@ -36,13 +36,27 @@ struct SweepAxis {
   std::vector<Assignments> assignments;     // per value: what it sets
 };
 
-// How runs are started. Workers go through mpirun when there is more than one or the transport
-// is an MPI one; parameter servers are local processes listening on `ps_host`.
+// An emulated cluster (launch/cluster) the sweep brings up for its runs and removes after them,
+// also when stopped or failing: `launch: {cluster: {hosts: 3, link: 1gbit, slots: 1}}`. Unless
+// `workers` or `servers` say otherwise, each slot gets a worker and, for parameter-server
+// transports, each host a shard beside its workers (the layout of the CPU-cluster study).
+struct SweepCluster {
+  int64_t hosts = 2;
+  int64_t slots = 1;
+  std::string link = "none";  // a rate tc takes (1gbit, 10gbit) or none
+  bool operator==(const SweepCluster&) const = default;
+  std::string label() const;  // "3 hosts x 1 slot, link 1gbit"
+};
+
+// How runs are started. Workers go through mpirun when there is more than one, the transport is
+// an MPI one, or they run on a cluster; parameter servers listen on `ps_host`, or on the cluster's
+// hosts.
 struct SweepLaunch {
   std::string mpirun = "mpirun";
   std::string hostfile;                  // passed as --hostfile; none: localhost, oversubscribed
   std::vector<std::string> mpirun_args;  // added after -np N
   std::string ps_host = "127.0.0.1";
+  std::optional<SweepCluster> cluster;   // instead of hostfile and ps_host
 };
 
 // Synthetic data in the real format, written before the first run if `path` does not exist yet
@@ -72,6 +86,7 @@ struct SweepBlueprint {
   std::vector<SweepAxis> axes;
   int64_t workers = 1;
   int64_t servers = 1;
+  bool workers_given = false, servers_given = false;  // in the file, not defaults
   int64_t repetitions = 5;
   int64_t warmup = 1;
   double cap_s = 1800;  // at most kLongestCapSeconds
@@ -90,10 +105,11 @@ struct SweepConfiguration {
   std::string transport;
   int64_t workers = 1;
   int64_t servers = 1;
+  std::optional<SweepCluster> cluster;  // the emulated cluster its runs need
   std::string missing;  // why it cannot run here (reported as missing, never as a number)
 
   const std::string* value_of(const std::string& axis) const;
-  bool needs_mpirun() const { return workers > 1 || transport == "ring" || transport == "mpi"; }
+  bool needs_mpirun() const { return cluster || workers > 1 || transport == "ring" || transport == "mpi"; }
   bool needs_servers() const { return transport == "ps-sync" || transport == "ps-async"; }
 };
 

@@ -19,6 +19,7 @@ namespace fs = std::filesystem;
 void check_or_record_settings(const fs::path& dir, const SweepConfiguration& c) {
   nlohmann::json settings = {{"id", c.id}, {"base", c.base.string()}, {"overrides", c.overrides},
                              {"workers", c.workers}, {"servers", c.servers}};
+  if (c.cluster) settings["cluster"] = c.cluster->label();  // absent without one: older records still match
   const fs::path file = dir / "configuration.json";
   if (fs::exists(file)) {
     const nlohmann::json recorded = nlohmann::json::parse(read_file(file).value_or(""), nullptr, false);

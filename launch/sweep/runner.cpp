@@ -14,6 +14,8 @@
 #include "core/util/clock.h"
 #include "core/util/error.h"
 #include "core/util/files.h"
+#include "launch/cluster/cluster_files.h"
+#include "launch/cluster/naming.h"
 #include "launch/sweep/child_process.h"
 #include "paramserver/security.h"
 
@@ -62,14 +64,31 @@ std::vector<std::string> blueprint_arguments(const SweepConfiguration& c) {
 // The run's parameter-server token, made by the runner so that its servers and workers share it.
 fs::path token_file(const fs::path& dir) { return dir / "ps.token"; }
 
+// Where a run's processes go: this machine, the hosts of launch.hostfile, or an emulated cluster.
+struct Placement {
+  const cluster::ClusterRecord* cluster = nullptr;
+  // The address shard `shard` listens on.
+  std::string server_host(const SweepBlueprint& sweep, int64_t shard) const {
+    return cluster ? cluster::host_address(cluster->slot, static_cast<int>(shard % cluster->hosts)) : sweep.launch.ps_host;
+  }
+  // The command, run on shard `shard`'s host.
+  std::vector<std::string> on_server_host(std::vector<std::string> argv, int64_t shard) const {
+    return cluster ? cluster::on_host_argv(*cluster, static_cast<int>(shard % cluster->hosts), argv) : argv;
+  }
+};
+
 std::vector<std::string> worker_command(const SweepBlueprint& sweep, const SweepConfiguration& c,
-                                        const fs::path& dir, const std::string& servers) {
+                                        const fs::path& dir, const std::string& servers, const Placement& placement) {
   std::vector<std::string> argv;
   if (c.needs_mpirun()) {
     argv = {sweep.launch.mpirun};
     if (geteuid() == 0) argv.push_back("--allow-run-as-root");  // Open MPI refuses root otherwise
     argv.insert(argv.end(), {"-np", std::to_string(c.workers)});
-    if (!sweep.launch.hostfile.empty()) {
+    if (placement.cluster != nullptr) {
+      const fs::path& cluster_dir = placement.cluster->dir;
+      argv.insert(argv.end(), {"--mca", "mca_param_files", (cluster_dir / "mca-params.conf").string(), "--hostfile",
+                               (cluster_dir / "hostfile").string()});
+    } else if (!sweep.launch.hostfile.empty()) {
       argv.insert(argv.end(), {"--hostfile", sweep.launch.hostfile});
     } else {
       argv.push_back("--oversubscribe");  // localhost: more workers than cores is the point of some sweeps
@@ -92,18 +111,18 @@ std::vector<std::string> worker_command(const SweepBlueprint& sweep, const Sweep
 }
 
 std::vector<std::string> server_command(const SweepBlueprint& sweep, const SweepConfiguration& c, const fs::path& dir,
-                                        int64_t shard) {
+                                        int64_t shard, const Placement& placement) {
   std::vector<std::string> argv = {dtbench_executable().string(), "ps"};
   const auto blueprint = blueprint_arguments(c);
   argv.insert(argv.end(), blueprint.begin(), blueprint.end());
   // The server takes its mode from --mode, so the blueprint needs no server list of its own; a
   // checkpoint per run (ResNet-50's is 90 MB) would fill the disk over a sweep and serve nothing.
   argv.insert(argv.end(), {"--set", "transport=none", "--mode", c.transport == "ps-async" ? "async" : "sync",
-                           "--listen", sweep.launch.ps_host + ":0", "--shard", std::to_string(shard), "--shards",
+                           "--listen", placement.server_host(sweep, shard) + ":0", "--shard", std::to_string(shard), "--shards",
                            std::to_string(c.servers), "--workers", std::to_string(c.workers), "--output",
                            (dir / "servers").string(), "--no-checkpoint", "--auth-token-file",
                            token_file(dir).string()});
-  return argv;
+  return placement.on_server_host(std::move(argv), shard);
 }
 
 // The address a server printed ("dtbench ps: shard S listening on HOST:PORT"), once it has.
@@ -210,10 +229,10 @@ std::optional<std::string> wait_for_address(ChildProcess& server, const fs::path
 // than the shards when the cap or a stop request came first.
 std::vector<std::string> start_servers(const SweepBlueprint& sweep, const SweepConfiguration& c, const fs::path& dir,
                                        SweepRun& run, std::vector<std::unique_ptr<ChildProcess>>& servers,
-                                       RepetitionClock& clock) {
+                                       RepetitionClock& clock, const Placement& placement) {
   create_token_file(token_file(dir).string());
   for (int64_t shard = 0; shard < c.servers; ++shard) {
-    const auto argv = server_command(sweep, c, dir, shard);
+    const auto argv = server_command(sweep, c, dir, shard, placement);
     run.commands.push_back(command_line(argv));
     servers.push_back(std::make_unique<ChildProcess>(argv, dir / fmt::format("server-{}.log", shard)));
   }
@@ -246,8 +265,8 @@ std::string stop_servers(std::vector<std::unique_ptr<ChildProcess>>& servers, co
 // mpirun (or one dtbench train) until it ends, the cap, or a stop request.
 std::optional<int> run_worker_processes(const SweepBlueprint& sweep, const SweepConfiguration& c,
                                         const fs::path& dir, const std::vector<std::string>& addresses, SweepRun& run,
-                                        RepetitionClock& clock) {
-  const auto argv = worker_command(sweep, c, dir, fmt::format("{}", fmt::join(addresses, ",")));
+                                        RepetitionClock& clock, const Placement& placement) {
+  const auto argv = worker_command(sweep, c, dir, fmt::format("{}", fmt::join(addresses, ",")), placement);
   run.commands.push_back(command_line(argv));
   ChildProcess workers(argv, dir / "workers.log");
   std::optional<int> status = workers.wait_until(clock.deadline, clock.interrupted);
@@ -262,7 +281,9 @@ std::optional<int> run_worker_processes(const SweepBlueprint& sweep, const Sweep
 }  // namespace
 
 SweepRun run_repetition(const SweepBlueprint& sweep, const SweepConfiguration& c, const fs::path& dir,
-                        int64_t repetition, bool warmup, const std::function<bool()>& interrupted) {
+                        int64_t repetition, bool warmup, const std::function<bool()>& interrupted,
+                        const cluster::ClusterRecord* cluster) {
+  const Placement placement{.cluster = cluster};
   SweepRun run;
   run.configuration = c.id;
   run.repetition = repetition;
@@ -278,9 +299,11 @@ SweepRun run_repetition(const SweepBlueprint& sweep, const SweepConfiguration& c
   std::vector<std::unique_ptr<ChildProcess>> servers;
   try {
     std::vector<std::string> addresses;
-    if (c.needs_servers()) addresses = start_servers(sweep, c, dir, run, servers, clock);
+    if (c.needs_servers()) addresses = start_servers(sweep, c, dir, run, servers, clock, placement);
     std::optional<int> worker_status;
-    if (!clock.capped && !clock.stopped) worker_status = run_worker_processes(sweep, c, dir, addresses, run, clock);
+    if (!clock.capped && !clock.stopped) {
+      worker_status = run_worker_processes(sweep, c, dir, addresses, run, clock, placement);
+    }
     const bool clean = worker_status && *worker_status == 0 && !clock.capped && !clock.stopped;
     const std::string server_failure = stop_servers(servers, dir, clean);
     classify(run, worker_status, clock.capped, clock.stopped, dir / "workers.log");

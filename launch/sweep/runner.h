@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "launch/cluster/registry.h"
 #include "launch/sweep/plan.h"
 
 namespace dtbench {
@@ -35,10 +36,12 @@ nlohmann::json sweep_run_json(const SweepRun& run);
 SweepRun sweep_run_from_json(const nlohmann::json& json, const std::filesystem::path& dir);
 
 // Runs one repetition into `dir`, which must not exist yet. `interrupted()` is asked while waiting:
-// true stops the run's processes and records it as interrupted.
+// true stops the run's processes and records it as interrupted. `cluster`, for a configuration
+// that needs one: mpirun launches the workers across its hosts, and shard k listens on host
+// k mod hosts.
 SweepRun run_repetition(const SweepBlueprint& sweep, const SweepConfiguration& configuration,
                         const std::filesystem::path& dir, int64_t repetition, bool warmup,
-                        const std::function<bool()>& interrupted);
+                        const std::function<bool()>& interrupted, const cluster::ClusterRecord* cluster);
 
 // The dtbench binary that is running (so runs use the same build as the sweep).
 std::filesystem::path dtbench_executable();

@@ -13,6 +13,7 @@
 #include "core/util/error.h"
 #include "core/util/files.h"
 #include "launch/sweep/child_process.h"
+#include "launch/sweep/cluster_lease.h"
 #include "launch/sweep/results.h"
 #include "launch/sweep/resume.h"
 
@@ -92,8 +93,11 @@ SweepBlueprint load_with_options(const SweepOptions& options) {
 
 void print_dry_run(const std::vector<SweepConfiguration>& configurations) {
   for (const auto& c : configurations) {
-    fmt::print("  {}: {}\n", c.id, c.missing.empty() ? fmt::format("{} worker(s), transport {}", c.workers, c.transport)
-                                                      : "missing: " + c.missing);
+    std::string where = c.cluster ? " on " + c.cluster->label() : "";
+    if (c.cluster && c.needs_servers()) where += fmt::format(", {} server(s)", c.servers);
+    fmt::print("  {}: {}\n", c.id,
+               c.missing.empty() ? fmt::format("{} worker(s), transport {}{}", c.workers, c.transport, where)
+                                 : "missing: " + c.missing);
   }
 }
 
@@ -114,7 +118,7 @@ struct SweepProgress {
 
 // Every repetition of one configuration: kept from an earlier start, or run now.
 ConfigurationResult run_configuration(const SweepBlueprint& sweep, const SweepConfiguration& c,
-                                      const fs::path& sweep_dir, SweepProgress& progress) {
+                                      const fs::path& sweep_dir, SweepProgress& progress, ClusterLease& clusters) {
   ConfigurationResult result;
   result.configuration = c;
   const int64_t runs_per_configuration = sweep.warmup + sweep.repetitions;
@@ -135,7 +139,7 @@ ConfigurationResult run_configuration(const SweepBlueprint& sweep, const SweepCo
       result.runs.push_back(*kept);
       continue;
     }
-    SweepRun run = run_repetition(sweep, c, run_dir, repetition, warmup, stop_requested);
+    SweepRun run = run_repetition(sweep, c, run_dir, repetition, warmup, stop_requested, clusters.acquire(c.cluster));
     ++progress.ran;
     fmt::print("[{}/{}] {} {} {}: {} in {:.1f} s{}\n", progress.done, progress.total, c.id,
                warmup ? "warm-up" : "repetition", repetition, run.status, run.process_seconds,
@@ -175,9 +179,12 @@ void run_sweep(const SweepOptions& options) {
   for (const auto& synthesis : sweep.synthesize) synthesize_data(synthesis, sweep_dir);
   SweepProgress progress{.total = configurations.size() * static_cast<size_t>(sweep.warmup + sweep.repetitions)};
   std::vector<ConfigurationResult> collected;
-  for (const auto& c : configurations) {
-    collected.push_back(run_configuration(sweep, c, sweep_dir, progress));
-    if (stop_requested()) break;
+  {
+    ClusterLease clusters;  // removed at the end of this block, whatever ends it
+    for (const auto& c : configurations) {
+      collected.push_back(run_configuration(sweep, c, sweep_dir, progress, clusters));
+      if (stop_requested()) break;
+    }
   }
   const SweepResults results = summarize_sweep(sweep, collected);
   write_sweep_results(sweep, results, sweep_dir);

@@ -3,7 +3,8 @@
 // the runner that launches each repetition as a user would (parameter servers, then mpirun, each a
 // child process with its log and deadline), resuming, and the results with their statistics.
 // May include: core, paramserver (the token the servers it starts require), launch/blueprint,
-// launch/report (run records, tables, statistics, csv).
+// launch/report (run records, tables, statistics, csv), launch/cluster (the emulated cluster its
+// runs may need).
 // Never the commands or bench.
 #include <cstdint>
 #include <optional>

@@ -5,6 +5,9 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <chrono>
+#include <regex>
+
 #include <fmt/format.h>
 
 #include "launch/cluster/naming.h"
@@ -115,6 +118,47 @@ TEST_F(Cluster, MpirunAcrossTwoHostsRunsDoctorAndRingTrainingMatchesSharedMemory
   const auto report = testing::read_json(testing::only_child(root_ / "hosts") / "report.json");
   EXPECT_EQ(report["world"], 2);
   EXPECT_TRUE(report["transport_summary"]["weights_identical"].get<bool>());
+  // The report names the cluster and the path: TCP between the hosts, and the bytes crossed eth0 —
+  // at least the gradients rank 0 sent (5 steps x LeNet-5's 61,706 floats, half each way in a ring).
+  const auto& network = report["network"];
+  EXPECT_EQ(network["cluster"]["name"], name) << network.dump(2);
+  EXPECT_EQ(network["cluster"]["link"], "10gbit");
+  EXPECT_EQ(network["pairs"][0]["path"], "TCP");
+  EXPECT_EQ(network["ranks"][1]["host"], name + "-h1");
+  EXPECT_GT(network["ranks"][0]["interfaces"]["eth0"]["sent_bytes"].get<double>(), 5 * 61706 * 4 / 2.0);
+  const auto local_report = testing::read_json(testing::only_child(root_ / "local") / "report.json");
+  EXPECT_EQ(local_report["network"]["pairs"][0]["path"], "shared memory");
+  EXPECT_FALSE(local_report["network"].contains("cluster"));
+}
+
+// A host's link cut mid-run: the rank waiting on it times out within comm.timeout_s and names the
+// silent rank with its host, and mpirun (told by the cluster's MCA settings to probe its daemons)
+// ends the job soon after, instead of waiting minutes for a daemon it can no longer reach.
+TEST_F(Cluster, ALinkCutMidRunEndsTheRunInBoundedTimeNamingTheHost) {
+  const std::string name = unique_name();
+  const fs::path dir = up(name, 2, "1gbit");
+  synth("idx", 512, 64, "data");
+  constexpr double kTimeout = 5;
+  testing::Background run(fmt::format(
+      "timeout 120 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile -np 2 {} train --set model=lenet5 "
+      "--set dataset.format=idx --set dataset.path={} --set threads=1 --set epochs=1000 --set batch=16 "
+      "--set transport=ring --set comm.timeout_s={} --set output={}",
+      MPIEXEC, dir.string(), dir.string(), DTBENCH_BINARY, (root_ / "data").string(), kTimeout, (root_ / "runs").string()));
+  ASSERT_NE(run.wait_for(std::regex(R"(epoch (\d+): test accuracy)")), "") << run.output();
+  const auto cut = std::chrono::steady_clock::now();
+  ASSERT_EQ(testing::shell("ip link set " + cluster::host_veth_name(name, 1) + " down").exit_code, 0);
+  const int exit_code = run.finish();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - cut).count();
+  fmt::print("link cut to mpirun's end: {:.1f} s\n", seconds);
+  EXPECT_NE(exit_code, 0) << run.output();
+  EXPECT_NE(exit_code, 124) << "mpirun was still running after 120 s: " << run.output();
+  // Our timeout, mpirun's daemon probes (7 s) and the abort, on a busy 2-core machine.
+  EXPECT_LT(seconds, kTimeout + 25) << run.output();
+  const std::string silent = "rank 1 on " + cluster::host_name(name, 1);
+  EXPECT_NE(run.output().find(silent), std::string::npos) << run.output();
+  const auto report = testing::read_json(testing::only_child(root_ / "runs") / "report.json");
+  EXPECT_EQ(report["status"], "failed");
+  EXPECT_NE(report["error"].get<std::string>().find(silent), std::string::npos) << report.dump(2);
 }
 
 }  // namespace

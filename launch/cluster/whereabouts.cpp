@@ -1,0 +1,43 @@
+#include "launch/cluster/whereabouts.h"
+
+#include <sys/stat.h>
+
+#include "launch/cluster/naming.h"
+#include "launch/cluster/registry.h"
+
+namespace dtbench::cluster {
+
+namespace {
+
+// The same namespace: the same inode on the same (nsfs) device.
+bool same_namespace(const std::string& path, const struct stat& own) {
+  struct stat other {};
+  return stat(path.c_str(), &other) == 0 && other.st_ino == own.st_ino && other.st_dev == own.st_dev;
+}
+
+}  // namespace
+
+std::optional<Whereabouts> this_host() {
+  struct stat own {};
+  if (stat("/proc/self/ns/net", &own) != 0) return std::nullopt;
+  for (const ClusterRecord& r : read_records()) {
+    for (int host = 0; host < r.hosts; ++host) {
+      if (!same_namespace("/run/netns/" + namespace_name(r.name, host), own)) continue;
+      return Whereabouts{.cluster = r.name,
+                         .host = host,
+                         .host_name = host_name(r.name, host),
+                         .hosts = r.hosts,
+                         .slots_per_host = r.slots_per_host,
+                         .link_rate = r.link_rate};
+    }
+  }
+  return std::nullopt;
+}
+
+nlohmann::json to_json(const Whereabouts& w) {
+  return {{"name", w.cluster}, {"host", w.host},          {"host_name", w.host_name},
+          {"hosts", w.hosts},  {"slots", w.slots_per_host}, {"link", w.link_rate},
+          {"shaping", w.link_rate == "none" ? "none" : "tc tbf, " + w.link_rate + " each way"}};
+}
+
+}  // namespace dtbench::cluster
