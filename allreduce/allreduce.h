@@ -21,6 +21,13 @@ enum class AllreduceAlgorithm {
 AllreduceAlgorithm parse_allreduce_algorithm(std::string_view name);  // "ring" | "mpi"
 std::string_view algorithm_name(AllreduceAlgorithm algorithm);
 
+// What an allreduce put on the wire and took off it, counted as it goes (the ring's sends and
+// receives); MPI_Allreduce leaves it untouched, since Open MPI picks its algorithm unseen.
+struct AllreduceTraffic {
+  int64_t bytes_sent = 0;
+  int64_t bytes_received = 0;
+};
+
 struct AllreduceOptions {
   float* buffer = nullptr;  // in place: each rank's input, everyone's result
   int64_t count = 0;        // elements
@@ -35,6 +42,7 @@ struct AllreduceOptions {
   // one — MPI gave no MPI_THREAD_MULTIPLE — MPI_Iallreduce is polled instead, at about half the
   // speed in Open MPI 4.1.
   Watchdog* watchdog = nullptr;
+  AllreduceTraffic* traffic = nullptr;  // ring: adds what each step sends and receives, if set
 };
 
 // IoError when a peer does not answer before the deadline or an MPI call fails.

@@ -102,7 +102,11 @@ void AllreduceTransport::start(Model& model) {
               {"chunk_bytes", options_.chunk_bytes},
               {"timeout_seconds", options_.timeout_seconds},
               {"clock_offset_seconds", clock_offset_},
-              {"clock_uncertainty_seconds", clock_uncertainty_}};
+              {"clock_uncertainty_seconds", clock_uncertainty_},
+              {"bytes_counted", options_.algorithm == AllreduceAlgorithm::Ring
+                                    ? "sent and received by the ring, counted as it posts them"
+                                    : "algorithmic volume 2·K·(N−1)/N per rank each way (MPI_Allreduce's own "
+                                      "algorithm, chosen by the MPI library, is not seen)"}};
 }
 
 CommSpan AllreduceTransport::bucket_span(int bucket, Clock::time_point start, Clock::time_point end) const {
@@ -119,6 +123,7 @@ AllreduceOptions AllreduceTransport::bucket_options(Model& model, const ArenaRan
   o.chunk_bytes = options_.chunk_bytes;
   o.scratch = &scratch_;
   o.watchdog = watchdog_.get();
+  o.traffic = &traffic_;
   o.wait = wait_policy([this] {
     return fmt::format("rank {} at step {}; every rank had completed step {}", rank_, step_, step_ - 1);
   });
@@ -253,11 +258,19 @@ void AllreduceTransport::synchronize(Model& model, int64_t step, SyncTimes& time
     }
   }
   times.spans = spans_;
-  // A ring moves 2·K·(N−1)/N bytes each way per rank.
-  const auto bytes = static_cast<int64_t>(2.0 * static_cast<double>(model.arena().count()) * sizeof(float) *
-                                          (world_ - 1) / world_);
-  times.bytes_sent = bytes;
-  times.bytes_received = bytes;
+  if (options_.algorithm == AllreduceAlgorithm::Ring) {
+    // What the ring's steps posted, counted by the ring itself (every bucket is done by now).
+    times.bytes_sent = traffic_.bytes_sent;
+    times.bytes_received = traffic_.bytes_received;
+    traffic_ = {};
+  } else {
+    // MPI_Allreduce's algorithm is Open MPI's choice: the algorithmic volume of a ring,
+    // 2·K·(N−1)/N bytes each way per rank, labelled as such in the transport's summary.
+    const auto bytes = static_cast<int64_t>(2.0 * static_cast<double>(model.arena().count()) * sizeof(float) *
+                                            (world_ - 1) / world_);
+    times.bytes_sent = bytes;
+    times.bytes_received = bytes;
+  }
   const double last_arrival = exchange_arrivals(arrival, times);
   // What the buckets did while backward still ran; the rest, from this rank's arrival on, is the
   // exposed time (the arrival exchange included: it too waits for the slowest rank).

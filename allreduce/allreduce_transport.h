@@ -88,6 +88,9 @@ class AllreduceTransport final : public LocalUpdateTransport {
   std::vector<double> arrivals_;        // every rank's arrival time this step, reused
   std::vector<CommSpan> spans_;         // this step's bucket reductions in the order done, one slot per bucket
   std::unique_ptr<Watchdog> watchdog_;  // for the blocking MPI_Allreduce, with MPI_THREAD_MULTIPLE
+  // The ring's bytes this step: added by whichever thread runs the buckets, read and reset by the
+  // training thread once all of them are done (after the wait on work_done_, which orders them).
+  AllreduceTraffic traffic_;
   int64_t step_ = 0;
   nlohmann::json summary_;
 

@@ -69,6 +69,10 @@ void ring_step(const AllreduceOptions& o, int left, int right, const float* out,
     check_mpi(MPI_Isend(out + begin, length, MPI_FLOAT, right, o.tag, o.comm, &sends[static_cast<size_t>(c)]),
               "MPI_Isend");
   }
+  if (o.traffic != nullptr) {
+    o.traffic->bytes_sent += out_count * static_cast<int64_t>(sizeof(float));
+    o.traffic->bytes_received += in_count * static_cast<int64_t>(sizeof(float));
+  }
   sending = false;  // for the error message: first the left neighbour's data is awaited
   if (reduce) {
     for (int done = 0; done < receive_chunks; ++done) {

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "core/models/models.h"
+#include "core/util/error.h"
 #include "launch/commands.h"
 #include "launch/blueprint/shape_option.h"
 
@@ -20,7 +21,14 @@ void add_models_command(CLI::App& app) {
     fmt::print("{:<10} {:<10} {:>14} {:>16}  {}\n", "model", "input", "parameters", "MACs/image", "architecture");
     for (const auto& entry : models::catalogue()) {
       const Shape input = options->input.empty() ? entry.default_input : parse_shape_option("--input", options->input);
-      const auto model = models::build(entry.name, input, options->classes);
+      std::unique_ptr<Model> model;
+      try {
+        model = models::build(entry.name, input, options->classes);
+      } catch (const InputError& error) {
+        // A shape one model cannot take (too small for its pooling, say) leaves the others listed.
+        fmt::print("{:<10} {:<10} {:>14} {:>16}  skipped: {}\n", entry.name, shape_text(input), "-", "-", error.what());
+        continue;
+      }
       fmt::print("{:<10} {:<10} {:>14} {:>16}  {}\n", entry.name, shape_text(input),
                  model->parameter_count(), model->macs_per_sample(), entry.description);
     }

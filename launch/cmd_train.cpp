@@ -2,10 +2,8 @@
 // directory and print the per-phase breakdown. One worker runs alone; several are started by
 // mpirun (or srun) and synchronise through the blueprint's transport.
 #include <algorithm>
-#include <atomic>
 #include <csignal>
 #include <filesystem>
-#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -25,14 +23,16 @@
 #include "launch/blueprint/blueprint.h"
 #include "launch/cluster/whereabouts.h"
 #include "launch/commands.h"
-#include "launch/monitor/interface_traffic.h"
+#include "launch/monitor/proc_parsers.h"
 #include "launch/monitor/resource_sampler.h"
-#include "launch/run_directory.h"
 #include "launch/report/network.h"
 #include "launch/report/run_record.h"
+#include "launch/report/run_span.h"
 #include "launch/report/run_summary.h"
 #include "launch/report/run_warnings.h"
 #include "launch/report/verdict_section.h"
+#include "launch/run_directory.h"
+#include "launch/run_reports.h"
 #include "paramserver/in_flight_calls.h"
 #include "paramserver/register.h"
 
@@ -55,6 +55,7 @@ struct TrainOptions {
   int rank = 0;
   int world = 1;
   std::string run_dir;  // exact run directory (sweeps); empty: a new one under the blueprint's output
+  int local_workers = 0;  // workers sharing this host's cores (without mpirun); 0: inferred
   int freeze_rank = -1;   // testing: this rank stops itself (SIGSTOP) before the exchange `freeze_at`
   std::string freeze_at;
 };
@@ -124,6 +125,21 @@ void connect_over_mpi(const Blueprint& bp, const TrainOptions& options, const Wa
 
 [[noreturn]] void end_distributed_run(const std::exception& error, Worker& worker, double timeout_seconds);
 
+bool loopback_address(const std::string& address) {
+  return address.starts_with("127.") || address.starts_with("localhost:") || address.starts_with("[::1]");
+}
+
+// Workers started one by one (parameter servers, no mpirun) do not see each other: --local-workers
+// says how many share this host; without it, servers on loopback mean every worker is here (none
+// elsewhere could reach them), else this one alone is assumed.
+int workers_on_this_host(const Blueprint& bp, const TrainOptions& options) {
+  if (options.local_workers > 0) return options.local_workers;
+  const bool ps = bp.transport == "ps-sync" || bp.transport == "ps-async";
+  if (!ps || bp.ps.servers.empty()) return 1;
+  const bool all_loopback = std::all_of(bp.ps.servers.begin(), bp.ps.servers.end(), loopback_address);
+  return all_loopback ? std::max(1, options.world) : 1;
+}
+
 Worker join_run(const Blueprint& bp, const TrainOptions& options) {
   Worker worker;
   const bool allreduce = bp.transport == "ring" || bp.transport == "mpi" || bp.transport == "nccl";
@@ -148,8 +164,13 @@ Worker join_run(const Blueprint& bp, const TrainOptions& options) {
   } else {
     worker.channel = std::make_unique<SoloChannel>();
   }
+  if (options.world > 1 && !ps && !MpiSession::launched_by_mpi()) {
+    spdlog::warn("--world {} outside mpirun with transport '{}': this process trains alone, as one worker; start "
+                 "workers with mpirun -np {}, or use a parameter-server transport (ps-sync, ps-async)",
+                 options.world, bp.transport, options.world);
+  }
   // Threads per worker: the cores of this host shared among its workers, unless set.
-  const int local_workers = worker.mpi ? worker.mpi->local_world() : 1;
+  const int local_workers = worker.mpi ? worker.mpi->local_world() : workers_on_this_host(bp, options);
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   blas::set_threads(bp.threads > 0 ? bp.threads : std::max(1, cores / local_workers));
   return worker;
@@ -165,80 +186,11 @@ std::string create_run_directory(const Blueprint& bp, const TrainOptions& option
                                   : RunDirectory::create(bp.output, bp.name, bp.transport).path().string();
 }
 
-// This worker's reports, written after every epoch and, when the run fails, from whichever thread
-// notices (the watchdog's, while the training thread is blocked in MPI): hence the lock.
-// Where the workers ran and what their links carried (report/network.h), from their reports.
-nlohmann::json run_network(const std::vector<std::string>& worker_reports, const std::string& transport) {
-  std::vector<nlohmann::json> reports;
-  for (const auto& report : worker_reports) reports.push_back(nlohmann::json::parse(report, nullptr, false));
-  return network_json(reports, transport);
-}
-
-class Reports {
- public:
-  Reports(RunSummary& summary, ResourceSampler& sampler, Transport& transport)
-      : summary_(summary), sampler_(sampler), transport_(transport) {}
-
-  void open(RunDirectory run) {
-    const std::lock_guard lock(mutex_);
-    run_.emplace(std::move(run));
-    summary_.run_id = run_->id();
-  }
-  const RunDirectory& run() const { return *run_; }
-  void set_workers(std::vector<std::string> workers) {
-    const std::lock_guard lock(mutex_);
-    workers_ = std::move(workers);
-  }
-  const std::vector<std::string>& workers() const { return workers_; }
-  void training_started() { training_started_ = true; }
-  // This rank's interface traffic so far, into the summary it sends rank 0.
-  void note_traffic() {
-    const std::lock_guard lock(mutex_);
-    summary_.network["interfaces"] = traffic_.since_start();
-  }
-
-  void write() {
-    const std::lock_guard lock(mutex_);
-    write_locked();
-  }
-  void finish(const std::string& status, const std::string& error) {
-    const std::lock_guard lock(mutex_);
-    summary_.status = status;
-    // A run that never reached its first step says so: nothing in it was measured.
-    summary_.error = error.empty() || training_started_ ? error : "failed at start-up, before the first step: " + error;
-    sampler_.stop();
-    write_locked();
-  }
-
- private:
-  void write_locked() {
-    if (!run_) return;  // rank 0 has not named the directory yet
-    summary_.network["interfaces"] = traffic_.since_start();
-    nlohmann::json own = report_json(summary_);
-    own["transport_summary"] = transport_.summary();
-    own["resources"] = sampler_.summary();
-    run_->write(fmt::format("worker-{}.json", summary_.rank), own.dump(2) + "\n");
-    if (summary_.rank != 0) return;
-    own["network"] = workers_.empty() ? network_json({own}, summary_.transport) : run_network(workers_, summary_.transport);
-    if (!workers_.empty()) own["workers"] = workers_json(workers_);
-    run_->write("report.json", own.dump(2) + "\n");
-  }
-
-  std::mutex mutex_;
-  RunSummary& summary_;
-  ResourceSampler& sampler_;
-  Transport& transport_;
-  std::optional<RunDirectory> run_;
-  std::vector<std::string> workers_;
-  std::atomic<bool> training_started_ = false;
-  const InterfaceTraffic traffic_;  // counted from the run's start
-};
-
 // While it lives, a failure anywhere in the job (this rank's, or one another rank announces) writes
 // this rank's report as failed before the job ends (allreduce/job_failure.h).
 class LastWords {
  public:
-  explicit LastWords(Reports& reports) {
+  explicit LastWords(RunReports& reports) {
     set_last_words([&reports](const std::string& reason) { reports.finish("failed", reason); });
   }
   ~LastWords() { set_last_words({}); }
@@ -277,11 +229,13 @@ void print_warnings(const std::filesystem::path& run_dir) {
   }
 }
 
-void print_results(const Blueprint& bp, const RunSummary& summary, const Model& model, const Reports& reports) {
+void print_results(const Blueprint& bp, const RunSummary& summary, const Model& model, const RunReports& reports) {
   fmt::print("\n{} on {} — {} worker(s), transport {}, BLAS core {} ({}), {} threads per worker{}\n", model.name(),
              bp.data.path, summary.world, bp.transport, blas::core_name(), blas::core_selection(), blas::threads(),
              model.device() != nullptr ? ", device " + model.device()->name() : "");
   fmt::print("{}\n{}", epochs_table(summary.epochs), breakdown_table(summary.epochs));
+  fmt::print("Start-up {:.2f} s (process start to the first step)\n", summary.startup_seconds);
+  if (const auto span = run_span_of(report_json(summary), reports.workers())) fmt::print("{}", run_span_line(*span));
   if (!reports.workers().empty()) {
     fmt::print("\n{}", workers_table(reports.workers()));
     fmt::print("\n{}", network_text(run_network(reports.workers(), bp.transport)));
@@ -323,8 +277,11 @@ Setup set_up(const Blueprint& bp, const Worker& worker) {
                                 .shuffle = true, .augment = bp.data.augment, .resize = bp.data.resize},
                   norm);
   // Evaluation: every worker sees every test sample once, in order, the last batch possibly smaller.
+  // With eval.max_samples, batches no larger than it, so that at least one fits.
+  const int64_t test_samples =
+      bp.eval_max_samples > 0 ? std::min(bp.eval_max_samples, s.data.test->size()) : s.data.test->size();
   s.test = std::make_unique<Loader>(s.data.test,
-                 LoaderOptions{.batch = std::min(bp.batch, s.data.test->size()), .seed = bp.seed, .shuffle = false,
+                 LoaderOptions{.batch = std::min(bp.batch, test_samples), .seed = bp.seed, .shuffle = false,
                                .resize = bp.data.resize, .drop_last = false},
                  norm);
   s.transport = make_transport(bp.transport, {.optimizer = bp.optimizer});
@@ -333,7 +290,7 @@ Setup set_up(const Blueprint& bp, const Worker& worker) {
 
 // The transport's start (initial weights, clock offsets), the epochs, and its stop (the weights
 // check): a failure anywhere in them is written into the reports by the caller.
-void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summary, Reports& reports,
+void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summary, RunReports& reports,
                 ResourceSampler& sampler, std::optional<TraceWriter>& trace) {
   const int rank = worker.rank();
   s.transport->start(*s.model);
@@ -354,8 +311,10 @@ void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summa
                      return stop_signal != 0;
                    },
                    .time_operators = bp.time_operators, .trace = trace ? &*trace : nullptr,
-                   .compute_delay_seconds = bp.straggler.rank == rank ? bp.straggler.delay_ms / 1e3 : 0.0});
+                   .compute_delay_seconds = bp.straggler.rank == rank ? bp.straggler.delay_ms / 1e3 : 0.0,
+                   .eval_max_samples = bp.eval_max_samples});
   reports.training_started();
+  summary.startup_seconds = process_age_seconds().value_or(0.0);
   trainer.run([&](const EpochResult& epoch) {
     summary.epochs.push_back(epoch);
     summary.wall_seconds = epoch.wall_seconds;
@@ -364,6 +323,10 @@ void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summa
     reports.note_traffic();
     if (worker.world() > 1) reports.set_workers(worker.channel->gather(report_json(summary).dump()));
     reports.write();
+    // Every worker starts the next epoch together, once rank 0 has written report.json: else the
+    // others start early and wait in their first step for rank 0, and the epoch's span (from the
+    // first worker's start, run_span.h) would count rank 0's report writing as training.
+    if (worker.world() > 1) worker.channel->broadcast("");
     if (rank == 0) {
       spdlog::info("epoch {}: test accuracy {:.2f}%, test loss {:.4f}, {:.0f} images/s per worker", epoch.epoch,
                    100 * epoch.test.accuracy, epoch.test.loss, epoch.images_per_second);
@@ -392,7 +355,7 @@ void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& w
   Setup s = set_up(bp, worker);
   RunSummary summary = start_summary(bp, worker, s.data, *s.model);
   ResourceSampler sampler;  // CPU, memory (and GPU) once a second until the run ends
-  Reports reports(summary, sampler, *s.transport);
+  RunReports reports(summary, sampler, *s.transport);
   const LastWords last_words(reports);
   std::optional<TraceWriter> trace;
   try {
@@ -458,6 +421,10 @@ void add_train_command(CLI::App& app) {
   command->add_option("--set", options->overrides, "Override a blueprint key: --set optimizer.lr=0.1");
   command->add_option("--rank", options->rank, "This worker's rank without mpirun (parameter servers)");
   command->add_option("--world", options->world, "Number of workers without mpirun (parameter servers)");
+  command->add_option("--local-workers", options->local_workers,
+                      "Workers on this host, for the default BLAS threads (cores / workers) without mpirun "
+                      "(default: --world when the parameter servers are on loopback, else 1)")
+      ->check(CLI::NonNegativeNumber);
   command->add_option("--run-dir", options->run_dir,
                       "Write the run into exactly this directory (default: a new one under the blueprint's output)");
   auto iface = std::make_shared<std::string>();

@@ -31,17 +31,22 @@ void Profiler::begin_epoch(int64_t epoch) {
   steps_.clear();
 }
 
-EpochPhases Profiler::end_epoch() const {
+EpochPhases summarize_steps(const std::vector<StepTimes>& steps) {
   EpochPhases result;
-  result.epoch = epoch_;
-  result.steps = static_cast<int64_t>(steps_.size());
-  std::vector<double> samples(steps_.size());
+  result.steps = static_cast<int64_t>(steps.size());
+  std::vector<double> samples(steps.size());
   for (size_t p = 0; p < kPhaseCount; ++p) {
-    for (size_t i = 0; i < steps_.size(); ++i) samples[i] = steps_[i].phase[p];
+    for (size_t i = 0; i < steps.size(); ++i) samples[i] = steps[i].phase[p];
     result.phase[p] = summarize(samples);
   }
-  for (size_t i = 0; i < steps_.size(); ++i) samples[i] = steps_[i].total;
+  for (size_t i = 0; i < steps.size(); ++i) samples[i] = steps[i].total;
   result.step = summarize(samples);
+  return result;
+}
+
+EpochPhases Profiler::end_epoch() const {
+  EpochPhases result = summarize_steps(steps_);
+  result.epoch = epoch_;
   return result;
 }
 

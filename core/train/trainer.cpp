@@ -88,22 +88,43 @@ void set_training_figures(EpochResult& result, double loss_sum, int64_t correct)
 Trainer::Trainer(Model& model, Loader& train, Loader* test, GradientSync& sync, TrainerOptions options)
     : model_(model), train_(train), test_(test), sync_(sync), options_(options) {}
 
+double RunClock::unix_seconds(Clock::time_point at) const { return start_unix_seconds + seconds_between(start, at); }
+
 std::vector<EpochResult> Trainer::run(const EpochObserver& observer) {
   std::vector<EpochResult> results;
-  const auto start = Clock::now();
+  const RunClock clock{Clock::now(), std::chrono::duration<double>(
+                                         std::chrono::system_clock::now().time_since_epoch()).count()};
+  auto last_mark = clock.start;
   int64_t global_step = 0;
   for (int64_t epoch = 1; epoch <= options_.epochs; ++epoch) {
     if (options_.max_steps > 0 && global_step >= options_.max_steps) break;
-    EpochResult result = train_epoch(epoch, global_step);
-    if (test_ != nullptr) result.test = evaluate(*test_);
-    result.wall_seconds = seconds_between(start, Clock::now());
+    const auto epoch_start = last_mark;  // the previous epoch's end: its reports are this epoch's gap
+    const auto training_start = Clock::now();
+    EpochResult result = train_epoch(epoch, global_step, last_mark);
+    result.start_unix_seconds = clock.unix_seconds(training_start);
+    evaluate_epoch(result, clock, epoch_start, last_mark);
     if (observer) observer(result);
     results.push_back(std::move(result));
   }
   return results;
 }
 
-EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
+void Trainer::evaluate_epoch(EpochResult& result, const RunClock& clock, Clock::time_point epoch_start,
+                             Clock::time_point& last_mark) {
+  result.steps_end_unix_seconds = clock.unix_seconds(last_mark);
+  const auto evaluation_start = Clock::now();
+  if (test_ != nullptr) result.test = evaluate(*test_);
+  const auto evaluation_end = Clock::now();
+  result.between_seconds += seconds_between(last_mark, evaluation_start);
+  result.evaluation_seconds = seconds_between(evaluation_start, evaluation_end);
+  result.span_seconds = seconds_between(epoch_start, evaluation_end);
+  result.wall_seconds = seconds_between(clock.start, evaluation_end);
+  result.end_unix_seconds = clock.unix_seconds(evaluation_end);
+  // The observer's time (reports, the gather) is the next epoch's first gap between steps.
+  last_mark = evaluation_end;
+}
+
+EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step, Clock::time_point& last_mark) {
   EpochResult result;
   result.epoch = epoch;
   profiler_.begin_epoch(epoch);
@@ -123,7 +144,8 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
     if (options_.stop_requested && options_.stop_requested()) throw_stopped(epoch, step, steps_in_epoch);
     const auto load_start = Clock::now();
     const Batch* batch = train_.next();
-    if (batch == nullptr) break;
+    if (batch == nullptr) break;  // the end of the data: this wait is counted before evaluation
+    result.between_seconds += seconds_between(last_mark, load_start);
     const auto forward_start = Clock::now();
     const Tensor& logits = model_.forward(batch->images, Mode::Train);
     const LossResult loss = softmax_cross_entropy(logits, batch->labels, &grad_logits_);
@@ -134,6 +156,7 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
     const auto sync_start = Clock::now();
     const SyncTimes sync = sync_.finish_step(model_, global_step);
     const auto step_end = Clock::now();
+    last_mark = step_end;
 
     const StepTimes times = phase_times({load_start, forward_start, backward_start, sync_start, step_end}, sync);
     profiler_.record(times);
@@ -161,6 +184,7 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step) {
   }
   model_.set_operator_times(nullptr);  // evaluation is not a training step
   result.phases = profiler_.end_epoch();
+  result.steps = profiler_.steps();
   result.operators = operator_times_.by_kind();
   set_training_figures(result, loss_sum, correct);
   return result;
@@ -171,6 +195,8 @@ Evaluation Trainer::evaluate(Loader& loader) {
   double loss_sum = 0.0;
   int64_t correct = 0, samples = 0;
   while (const Batch* batch = loader.next()) {
+    const auto limit = options_.eval_max_samples;
+    if (limit > 0 && samples + static_cast<int64_t>(batch->labels.size()) > limit) break;
     const LossResult loss =
         softmax_cross_entropy(model_.forward(batch->images, Mode::Eval), batch->labels, nullptr);
     const auto batch_size = static_cast<int64_t>(batch->labels.size());

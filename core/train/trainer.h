@@ -3,6 +3,7 @@
 // synchronises gradients. Every step's phases go to the profiler; after each epoch the model is
 // evaluated on the test set and the epoch's result handed to an observer (which writes reports, so
 // a run that fails later still leaves what it completed).
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -29,6 +30,8 @@ struct TrainerOptions {
   // An injected straggler: this worker sleeps this long in every step's forward phase. Before
   // backward, so that with overlap every gradient bucket (not just the last) arrives late.
   double compute_delay_seconds = 0.0;
+  // Evaluation stops before a batch that would take it past this many test samples; 0: all.
+  int64_t eval_max_samples = 0;
 };
 
 struct Evaluation {
@@ -47,11 +50,32 @@ struct EpochResult {
   Evaluation test;
   int64_t images = 0;              // trained on by this worker
   double train_seconds = 0.0;      // sum of step times
-  double images_per_second = 0.0;  // images / train_seconds
+  double images_per_second = 0.0;  // images / train_seconds: this worker's step rate
   double wall_seconds = 0.0;       // since training started, at the end of this epoch's evaluation
+  std::vector<StepTimes> steps;    // every step's phases, for exact percentiles over several epochs
+  // The epoch's share of the training wall time, split so that nothing goes uncounted:
+  // span = train_seconds (the steps) + between_seconds + evaluation_seconds. Between is every gap
+  // outside a step and the evaluation: trace writing, progress lines, the loader's start of the
+  // epoch, and the previous epoch's reports (the epoch's span starts where the last one ended).
+  double span_seconds = 0.0;
+  double between_seconds = 0.0;
+  double evaluation_seconds = 0.0;
+  // System-clock times (seconds since 1970), comparable across this host's workers: the epoch's
+  // training began (after the previous epoch's reports), its last step ended, its evaluation ended.
+  double start_unix_seconds = 0.0;
+  double steps_end_unix_seconds = 0.0;
+  double end_unix_seconds = 0.0;
 };
 
 using EpochObserver = std::function<void(const EpochResult&)>;
+
+// The training's start on the steady clock and on the system clock, read together once: later
+// system-clock times are the start's plus steady seconds, so they never step back with the clock.
+struct RunClock {
+  std::chrono::steady_clock::time_point start;
+  double start_unix_seconds = 0.0;
+  double unix_seconds(std::chrono::steady_clock::time_point at) const;
+};
 
 class Trainer {
  public:
@@ -61,7 +85,12 @@ class Trainer {
   Evaluation evaluate(Loader& loader);
 
  private:
-  EpochResult train_epoch(int64_t epoch, int64_t& global_step);
+  // `last_mark` is where the timeline was last accounted for (a step's end): the gap from it to
+  // the next step's start is time between steps. It ends at the epoch's last step.
+  EpochResult train_epoch(int64_t epoch, int64_t& global_step, std::chrono::steady_clock::time_point& last_mark);
+  // The epoch's evaluation and its place on the timeline, from `epoch_start` to the evaluation's end.
+  void evaluate_epoch(EpochResult& result, const RunClock& clock, std::chrono::steady_clock::time_point epoch_start,
+                      std::chrono::steady_clock::time_point& last_mark);
   // One progress line: steps done of those this epoch runs (all its batches, or what `steps`
   // leaves), running loss and accuracy, images/s and the time left.
   void show_progress(int64_t epoch, int64_t steps_done, int64_t steps_to_run, const EpochResult& so_far,

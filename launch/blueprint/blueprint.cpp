@@ -181,6 +181,19 @@ std::string_view default_blueprint_text() { return kDefaultBlueprint; }
 namespace {
 
 // The blueprint's YAML with the overrides applied, checked for a mapping and keys set twice.
+std::string scalar_or_empty(const YAML::Node& node) { return node && node.IsScalar() ? node.Scalar() : ""; }
+
+// The run is named after the blueprint, whose name usually says its model ("lenet5-fashion-mnist"):
+// a model overridden (and the name not) renames the run, so its directory does not claim the
+// model it was not — the old model's name replaced by the new, or the new one appended.
+void follow_model_override(YAML::Node& root, const std::string& model, const std::string& name) {
+  const std::string new_model = scalar_or_empty(root["model"]);
+  if (name.empty() || new_model.empty() || new_model == model || scalar_or_empty(root["name"]) != name) return;
+  const size_t at = model.empty() ? std::string::npos : name.find(model);
+  root["name"] = at == std::string::npos ? name + "-" + new_model
+                                         : name.substr(0, at) + new_model + name.substr(at + model.size());
+}
+
 YAML::Node blueprint_root(const std::string& text, const std::string& source, const std::vector<std::string>& overrides) {
   YAML::Node root;
   try {
@@ -191,7 +204,9 @@ YAML::Node blueprint_root(const std::string& text, const std::string& source, co
   if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) fail_input("{}: expected a mapping of keys at the top", source);
   reject_duplicate_keys(root, source, "");
+  const std::string model = scalar_or_empty(root["model"]), name = scalar_or_empty(root["name"]);
   for (const auto& assignment : overrides) apply_override(root, assignment);
+  follow_model_override(root, model, name);
   return root;
 }
 
@@ -218,7 +233,7 @@ void read_data_and_optimizer(Section& top, const std::string& source, Blueprint&
 
 }
 
-// comm:, ps:, straggler:, profile: and save_weights.
+// comm:, ps:, straggler:, profile:, eval: and save_weights.
 void read_comm_and_servers(Section& top, const std::string& source, Blueprint& bp) {
   Section comm(top.child("comm"), source, "comm");
   comm.read("bucket_mb", bp.comm.bucket_mb);
@@ -251,6 +266,9 @@ void read_comm_and_servers(Section& top, const std::string& source, Blueprint& b
   profile.read("operators", bp.time_operators);
   profile.read("trace_steps", bp.trace_steps);
   profile.reject_unknown();
+  Section eval(top.child("eval"), source, "eval");
+  eval.read("max_samples", bp.eval_max_samples);
+  eval.reject_unknown();
 
 }
 
@@ -261,6 +279,8 @@ void check_ranges(const Blueprint& bp, const std::string& source) {
   require(bp.batch >= 1, source, "batch", "an integer >= 1", std::to_string(bp.batch));
   require(bp.trace_steps >= 0, source, "profile.trace_steps", "an integer >= 0 (0: no trace)",
           std::to_string(bp.trace_steps));
+  require(bp.eval_max_samples >= 0, source, "eval.max_samples", "an integer >= 0 (0: the whole test set)",
+          std::to_string(bp.eval_max_samples));
   require(bp.threads >= 0, source, "threads", "an integer >= 0 (0: one per core)", std::to_string(bp.threads));
   require(bp.data.resize >= 0, source, "dataset.resize", "an integer >= 0", std::to_string(bp.data.resize));
   require(!bp.name.empty(), source, "name", "a non-empty string", "''");

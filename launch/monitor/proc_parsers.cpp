@@ -1,5 +1,8 @@
 #include "launch/monitor/proc_parsers.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <charconv>
 
 #include "core/util/files.h"
@@ -54,6 +57,26 @@ std::optional<uint64_t> parse_process_cpu_ticks(std::string_view proc_self_stat)
   const auto utime = to_u64(words[11]), stime = to_u64(words[12]);
   if (!utime || !stime) return std::nullopt;
   return *utime + *stime;
+}
+
+// starttime is field 22 (1-based), the 20th after the ')'.
+std::optional<uint64_t> parse_process_start_ticks(std::string_view proc_self_stat) {
+  const size_t close = proc_self_stat.rfind(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  const auto words = split_words(proc_self_stat.substr(close + 1));
+  if (words.size() < 20) return std::nullopt;
+  return to_u64(words[19]);
+}
+
+std::optional<double> process_age_seconds() {
+  const auto start_ticks = parse_process_start_ticks(read_proc_text("/proc/self/stat"));
+  const std::string uptime = read_proc_text("/proc/uptime");  // "seconds-since-boot idle-seconds"
+  const long ticks_per_second = sysconf(_SC_CLK_TCK);
+  if (!start_ticks || uptime.empty() || ticks_per_second <= 0) return std::nullopt;
+  double since_boot = 0.0;
+  const auto [end, error] = std::from_chars(uptime.data(), uptime.data() + uptime.size(), since_boot);
+  if (error != std::errc{}) return std::nullopt;
+  return std::max(0.0, since_boot - static_cast<double>(*start_ticks) / static_cast<double>(ticks_per_second));
 }
 
 // /proc/stat: "cpuN user nice system idle iowait irq softirq steal guest guest_nice". Guest time is

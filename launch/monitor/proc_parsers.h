@@ -19,6 +19,12 @@ std::optional<uint64_t> parse_process_cpu_ticks(std::string_view proc_self_stat)
 std::vector<CoreTicks> parse_core_ticks(std::string_view proc_stat);                // cpu0, cpu1, ...
 std::optional<int64_t> parse_status_bytes(std::string_view proc_self_status, std::string_view key);  // "VmRSS"
 
+// starttime (field 22 of /proc/self/stat): when the process started, in clock ticks since boot.
+std::optional<uint64_t> parse_process_start_ticks(std::string_view proc_self_stat);
+// Seconds since this process started, from /proc/self/stat and /proc/uptime (both in 1/100 s, so
+// to within about 0.02 s); nullopt where they cannot be read.
+std::optional<double> process_age_seconds();
+
 // The whole of a small file such as /proc/self/stat; empty when it cannot be read.
 std::string read_proc_text(const char* path);
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/profile/profiler.h"
 #include "launch/report/svg.h"
 #include "launch/report/tables.h"
 
@@ -64,8 +65,10 @@ std::string phases_chart(const std::vector<RunRecord>& runs) {
     bars.push_back({"all epochs", mean_phases(run.epochs, 0)});
     return phase_bars_svg("Phases per step, " + run.name, bars);
   }
-  for (const auto& run : runs) bars.push_back({run.name, mean_phases(run.epochs, 0)});
-  return phase_bars_svg("Phases per step, all epochs", bars);
+  for (const auto& run : runs) {
+    bars.push_back({run.name, mean_phases(run.epochs, first_steady_epoch(run.epochs.size()))});
+  }
+  return phase_bars_svg("Phases per step, steady epochs (epoch 1 left out where there are more)", bars);
 }
 
 std::vector<std::string> worker_phase_charts(const std::vector<RunRecord>& runs) {
@@ -77,7 +80,7 @@ std::vector<std::string> worker_phase_charts(const std::vector<RunRecord>& runs)
       const bool slowest = w.rank == run.slowest_worker;
       bars.push_back({fmt::format("rank {}{}", w.rank, slowest ? " (slowest)" : ""), w.mean_s});
     }
-    charts.push_back(phase_bars_svg(fmt::format("Per worker, {} ({})", run.name, run.transport), bars,
+    charts.push_back(phase_bars_svg(fmt::format("Per worker, {} ({}), steady epochs", run.name, run.transport), bars,
                                     runs.size() == 1 ? kWideChart : kHalfChart));
   }
   return charts;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/profile/profiler.h"
 #include "launch/report/format.h"
 #include "launch/report/tables.h"
 
@@ -12,13 +13,18 @@ namespace {
 
 ReportTable steps_table(const std::vector<RunRecord>& runs, size_t baseline) {
   ReportTable table = titled_table(
-      fmt::format("Comparison, mean ms per step over all epochs (baseline: {})", runs[baseline].name),
+      fmt::format("Comparison, mean ms per step over the steady epochs (epoch 1 left out as warm-up where a run "
+                  "has more); images/s over the run's training span (baseline: {})",
+                  runs[baseline].name),
       {"run", "status", "transport", "world", "step ms"});
   for (size_t k = 0; k < kStepIndex; ++k) table.header.push_back(fmt::format("{} ms", kReportPhases[k]));
   for (const char* h : {"images/s (all workers)", "final acc", "step ratio", "images/s ratio"}) table.header.emplace_back(h);
-  const auto base = mean_phases(runs[baseline].epochs, 0);
+  const auto steady = [](const RunRecord& run) {
+    return mean_phases(run.epochs, first_steady_epoch(run.epochs.size()));
+  };
+  const auto base = steady(runs[baseline]);
   for (const auto& run : runs) {
-    const auto mean = mean_phases(run.epochs, 0);
+    const auto mean = steady(run);
     std::vector<std::string> row = {run.name, run.complete() ? "complete" : "INCOMPLETE", run.transport,
                                     std::to_string(run.world), ms_text(mean[kStepIndex])};
     for (size_t k = 0; k < kStepIndex; ++k) row.push_back(ms_text(mean[k]));
@@ -77,11 +83,12 @@ ReportTable time_and_accuracy_table(const std::vector<RunRecord>& runs, const Re
 }
 
 ReportTable comm_comparison_table(const std::vector<RunRecord>& runs) {
-  ReportTable table = titled_table("Communication per step over all epochs",
+  ReportTable table = titled_table("Communication per step over the steady epochs (epoch 1 left out where a run has "
+                                   "more)",
                                    {"run", "transport", "exposed ms", "total ms", "hidden by overlap", "wait ms",
                                     "transfer ms", "push ms", "pull ms", "sent / step", "received / step"});
   for (const auto& run : runs) {
-    const CommRecord c = mean_comm(run.epochs, 0);
+    const CommRecord c = mean_comm(run.epochs, first_steady_epoch(run.epochs.size()));
     table.rows.push_back({run.name, run.transport, ms_text(c.comm_s), ms_text(c.comm_total_s),
                           share_text(c.comm_total_s - c.comm_s, c.comm_total_s), ms_text(c.wait_s),
                           ms_text(c.transfer_s), ms_text(c.push_s), ms_text(c.pull_s), bytes_text(c.bytes_sent),

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/util/error.h"
+#include "launch/report/run_span.h"
 
 namespace dtbench {
 
@@ -86,7 +87,8 @@ std::vector<EpochRecord> epoch_records(const json& report, const fs::path& file)
   return records;
 }
 
-void read_workers(const json& workers, const fs::path& file, RunRecord& run) {
+// `reports` receives each worker's file as read (all of them, or none when one is missing).
+void read_workers(const json& workers, const fs::path& file, RunRecord& run, std::vector<json>& reports) {
   for (const json& w : need(workers, "per_worker", file, "workers.")) {
     WorkerMeans means;
     means.rank = static_cast<int>(number(w, "rank", file, "workers.per_worker[]."));
@@ -109,9 +111,10 @@ void read_workers(const json& workers, const fs::path& file, RunRecord& run) {
                    worker_file.string());
       run.worker_epochs.clear();
       run.resources.clear();
+      reports.clear();
       return;
     }
-    const json report = parse_file(worker_file);
+    const json& report = reports.emplace_back(parse_file(worker_file));
     run.worker_epochs.push_back(epoch_records(report, worker_file));
     const RunContext worker = run_context(report);
     worker_hosts.push_back(worker.hosts.empty() ? std::string() : worker.hosts.front());
@@ -126,6 +129,7 @@ void read_workers(const json& workers, const fs::path& file, RunRecord& run) {
 }  // namespace
 
 double run_images_per_second(const json& report) {
+  if (const auto span = read_run_span(report)) return span->images_per_second;
   double sum = 0.0;
   if (report.contains("workers") && report["workers"].contains("per_worker")) {
     for (const json& w : report["workers"]["per_worker"]) sum += w.value("images_per_second", 0.0);
@@ -135,7 +139,22 @@ double run_images_per_second(const json& report) {
   return report["summary"].value("images_per_second", 0.0) * report.value("world", 1);
 }
 
+double run_seconds(const json& report) {
+  if (const auto span = read_run_span(report)) return span->seconds;
+  return report.value("wall_seconds", 0.0);
+}
+
 namespace {
+
+// The run's time and throughput by run_span.h's rule: from the workers' own files where all of
+// them are here (the figures anyone can recompute), else from what report.json says.
+void set_run_figures(const json& report, const std::vector<json>& worker_reports, RunRecord& run) {
+  const bool all_workers = !worker_reports.empty() && static_cast<int>(worker_reports.size()) == run.world;
+  const std::optional<RunSpan> span = all_workers ? run_span(worker_reports)
+                                                  : run.world == 1 ? run_span({report}) : std::nullopt;
+  run.images_per_second = span ? span->images_per_second : run_images_per_second(report);
+  run.wall_seconds = span ? span->seconds : run_seconds(report);
+}
 
 RunRecord read_run(const fs::path& run_dir) {
   RunRecord run;
@@ -151,11 +170,11 @@ RunRecord read_run(const fs::path& run_dir) {
   run.error = report.value("error", std::string());
   run.transport = report.value("transport", std::string("none"));
   run.world = report.value("world", 1);
-  run.wall_seconds = report.value("wall_seconds", 0.0);
   run.epochs = epoch_records(report, run.path);
   run.context = run_context(report);
-  run.images_per_second = run_images_per_second(report);
-  if (report.contains("workers")) read_workers(report["workers"], run.path, run);
+  std::vector<json> worker_reports;
+  if (report.contains("workers")) read_workers(report["workers"], run.path, run, worker_reports);
+  set_run_figures(report, worker_reports, run);
   if (run.resources.empty()) {
     // Rank 0's own, from report.json, when the workers' files are not there.
     if (auto resources = resource_record(report, report.value("rank", 0), run.path)) {

@@ -42,7 +42,7 @@ struct EpochRecord {
   double train_loss = 0.0, train_accuracy = 0.0, test_loss = 0.0, test_accuracy = 0.0;
 };
 
-// A worker's mean seconds per step over all epochs, from report.json's `workers.per_worker`.
+// A worker's mean seconds per step over the steady epochs, from report.json's `workers.per_worker`.
 struct WorkerMeans {
   int rank = 0;
   std::array<double, kReportPhaseCount> mean_s{};
@@ -54,8 +54,8 @@ struct RunRecord {
   std::string name;            // the run directory's name
   std::string status, error, transport;
   int world = 1;
-  double wall_seconds = 0.0;
-  double images_per_second = 0.0;  // all workers together: the sum of their rates
+  double wall_seconds = 0.0;       // the run's time: first worker's start to last worker's end
+  double images_per_second = 0.0;  // all workers together, by run_span.h's rule
   std::vector<EpochRecord> epochs;
   std::vector<WorkerMeans> workers;                   // empty unless `workers` was present
   std::vector<std::vector<EpochRecord>> worker_epochs;  // [worker][epoch], from worker-<rank>.json
@@ -69,9 +69,12 @@ struct RunRecord {
   double final_accuracy() const { return epochs.empty() ? 0.0 : epochs.back().test_accuracy; }
 };
 
-// A run's images/s, all workers together, from its report.json: the sum of the workers' rates
-// where rank 0 gathered them, else rank 0's own times the world (every worker trains as many).
+// A run's images/s, all workers together, from its report.json: its `run` (run_span.h); for
+// reports written before that, the sum of the workers' rates where rank 0 gathered them, else rank
+// 0's own times the world.
 double run_images_per_second(const nlohmann::json& report);
+// A run's time from its report.json: `run.seconds`, else (older reports) rank 0's wall time.
+double run_seconds(const nlohmann::json& report);
 
 // Reads `run_dir`/report.json; an InputError naming the file when it is missing, not JSON, or
 // lacks a key the report needs.

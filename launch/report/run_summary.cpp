@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
+
+#include "launch/report/run_span.h"
 
 namespace dtbench {
 
@@ -38,6 +41,12 @@ nlohmann::json epoch_json(const EpochResult& e) {
           {"train_seconds", e.train_seconds},
           {"images_per_second", e.images_per_second},
           {"wall_seconds", e.wall_seconds},
+          {"span_seconds", e.span_seconds},
+          {"between_seconds", e.between_seconds},
+          {"evaluation_seconds", e.evaluation_seconds},
+          {"start_unix_s", e.start_unix_seconds},
+          {"steps_end_unix_s", e.steps_end_unix_seconds},
+          {"end_unix_s", e.end_unix_seconds},
           {"train_loss", e.train.loss},
           {"train_accuracy", e.train.accuracy},
           {"test_loss", e.test.loss},
@@ -50,32 +59,40 @@ nlohmann::json epoch_json(const EpochResult& e) {
   return epoch;
 }
 
-// Phase statistics over several epochs, weighted by their steps (the median and p95 of the
-// combined steps are approximated by the step-weighted mean of each epoch's).
+// Phase statistics over epochs [first, end): exact percentiles of all their steps together.
 EpochPhases combine(const std::vector<EpochResult>& epochs, size_t first) {
-  EpochPhases total;
-  auto merge = [](PhaseStats& into, const PhaseStats& s, double w, double& weight) {
-    into.sum += s.sum;
-    into.median = (into.median * weight + s.median * w) / (weight + w);
-    into.p95 = (into.p95 * weight + s.p95 * w) / (weight + w);
-    into.min = weight == 0 ? s.min : std::min(into.min, s.min);
-    into.max = std::max(into.max, s.max);
-  };
-  double weight = 0.0;
+  std::vector<StepTimes> steps;
   for (size_t i = first; i < epochs.size(); ++i) {
-    const EpochPhases& p = epochs[i].phases;
-    if (p.steps == 0) continue;
-    const auto w = static_cast<double>(p.steps);
-    for (size_t k = 0; k < kPhaseCount; ++k) merge(total.phase[k], p.phase[k], w, weight);
-    merge(total.step, p.step, w, weight);
-    weight += w;
-    total.steps += p.steps;
+    steps.insert(steps.end(), epochs[i].steps.begin(), epochs[i].steps.end());
   }
-  if (total.steps > 0) {
-    for (auto& s : total.phase) s.mean = s.sum / static_cast<double>(total.steps);
-    total.step.mean = total.step.sum / static_cast<double>(total.steps);
+  return summarize_steps(steps);
+}
+
+// The training wall time and what it went to, over every epoch.
+struct WallSplit {
+  double steps = 0.0, between = 0.0, evaluation = 0.0, wall = 0.0;
+};
+
+WallSplit wall_split(const std::vector<EpochResult>& epochs) {
+  WallSplit split;
+  for (const auto& e : epochs) {
+    split.steps += e.train_seconds;
+    split.between += e.between_seconds;
+    split.evaluation += e.evaluation_seconds;
+    split.wall += e.span_seconds;
   }
-  return total;
+  return split;
+}
+
+// This worker's own images per second of its steps alone, over the steady epochs.
+double step_images_per_second(const std::vector<EpochResult>& epochs) {
+  int64_t images = 0;
+  double seconds = 0.0;
+  for (size_t i = first_steady_epoch(epochs.size()); i < epochs.size(); ++i) {
+    images += epochs[i].images;
+    seconds += epochs[i].train_seconds;
+  }
+  return seconds > 0 ? static_cast<double>(images) / seconds : 0.0;
 }
 
 void append_phase_rows(std::string& out, const std::string& title, const EpochPhases& p) {
@@ -109,16 +126,18 @@ nlohmann::json report_json(const RunSummary& s) {
     summary["first_epoch_phases"] = phases_json(s.epochs.front().phases);
     if (s.epochs.size() > 1) summary["later_epochs_phases"] = phases_json(combine(s.epochs, 1));
     summary["all_epochs_phases"] = phases_json(first);
+    summary["steady_phases"] = phases_json(combine(s.epochs, first_steady_epoch(s.epochs.size())));
+    summary["steady_epochs"] = steady_epochs_label(s.epochs.size());
     summary["final_test_accuracy"] = s.epochs.back().test.accuracy;
     summary["final_test_loss"] = s.epochs.back().test.loss;
-    int64_t images = 0;
-    double seconds = 0.0;
-    for (const auto& e : s.epochs) {
-      images += e.images;
-      seconds += e.train_seconds;
-    }
-    summary["images"] = images;
-    summary["images_per_second"] = seconds > 0 ? static_cast<double>(images) / seconds : 0.0;
+    // This worker alone, by the run's rule (run_span.h); the run's own figures are in `run`.
+    const std::optional<RunSpan> own = run_span({{{"epochs", epochs}}});
+    summary["images"] = own ? own->images : 0;
+    summary["images_per_second"] = own ? own->images_per_second : 0.0;
+    summary["step_images_per_second"] = step_images_per_second(s.epochs);
+    const WallSplit split = wall_split(s.epochs);
+    summary["wall_split"] = {{"steps_s", split.steps}, {"between_steps_s", split.between},
+                             {"evaluation_s", split.evaluation}, {"wall_s", split.wall}};
     const double mean_step = first.step.mean;
     summary["profiler_overhead_estimate"] =
         mean_step > 0 ? Profiler::kClockReadsPerStep * s.clock_read_seconds / mean_step : 0.0;
@@ -143,6 +162,7 @@ nlohmann::json report_json(const RunSummary& s) {
       {"epochs", epochs},
       {"summary", summary},
       {"wall_seconds", s.wall_seconds},
+      {"startup_seconds", s.startup_seconds},
       {"memory", {{"peak_resident_bytes", peak_resident_bytes()}, {"resident_bytes", resident_bytes()}}},
       {"profiler", {{"clock_read_seconds", s.clock_read_seconds},
                     {"clock_reads_per_step", Profiler::kClockReadsPerStep}}},
@@ -155,10 +175,18 @@ nlohmann::json report_json(const RunSummary& s) {
 std::string breakdown_table(const std::vector<EpochResult>& epochs) {
   std::string out;
   if (epochs.empty()) return "no completed epoch\n";
-  append_phase_rows(out, "Per-phase breakdown, epoch 1 (warm-up)", epochs.front().phases);
-  if (epochs.size() > 1) {
-    append_phase_rows(out, fmt::format("Per-phase breakdown, epochs 2-{}", epochs.size()), combine(epochs, 1));
+  if (epochs.size() == 1) {
+    append_phase_rows(out, "Per-phase breakdown, " + steady_epochs_label(1), epochs.front().phases);
+  } else {
+    append_phase_rows(out, "Per-phase breakdown, epoch 1 (warm-up)", epochs.front().phases);
+    append_phase_rows(out, "Per-phase breakdown, " + steady_epochs_label(epochs.size()), combine(epochs, 1));
   }
+  const WallSplit split = wall_split(epochs);
+  const auto share = [&](double seconds) { return split.wall > 0 ? 100.0 * seconds / split.wall : 0.0; };
+  out += fmt::format("Training wall time {:.3f} s = steps {:.3f} s ({:.1f}%) + between steps {:.3f} s ({:.1f}%)"
+                     " + evaluation {:.3f} s ({:.1f}%)\n",
+                     split.wall, split.steps, share(split.steps), split.between, share(split.between),
+                     split.evaluation, share(split.evaluation));
   return out;
 }
 
@@ -166,7 +194,7 @@ namespace {
 
 struct WorkerRow {
   int rank = 0;
-  std::array<double, kPhaseCount> phase_mean{};  // seconds per step, all epochs
+  std::array<double, kPhaseCount> phase_mean{};  // seconds per step, the steady epochs
   double step_mean = 0.0;
   double comm_total = 0.0, wait = 0.0, transfer = 0.0, push = 0.0, pull = 0.0;  // seconds per step
   double images_per_second = 0.0;
@@ -180,7 +208,9 @@ std::vector<WorkerRow> worker_rows(const std::vector<std::string>& reports) {
     WorkerRow row;
     row.rank = report.value("rank", 0);
     int64_t steps = 0;
-    for (const auto& epoch : report["epochs"]) {
+    const auto& epochs = report["epochs"];
+    for (size_t e = first_steady_epoch(epochs.size()); e < epochs.size(); ++e) {
+      const auto& epoch = epochs[e];
       steps += epoch["steps"].get<int64_t>();
       for (size_t k = 0; k < kPhaseCount; ++k) {
         row.phase_mean[k] += epoch["phases"][std::string(kPhaseNames[k])]["sum_s"].get<double>();
@@ -265,7 +295,10 @@ nlohmann::json workers_json(const std::vector<std::string>& reports) {
 
 std::string workers_table(const std::vector<std::string>& reports) {
   const auto rows = worker_rows(reports);
-  std::string out = fmt::format("Per worker, mean ms per step (comm = exposed; total, wait, transfer beside it)\n");
+  const size_t epochs = nlohmann::json::parse(reports.front())["epochs"].size();
+  std::string out = fmt::format(
+      "Per worker, mean ms per step over {} (comm = exposed; total, wait, transfer beside it)\n",
+      steady_epochs_label(epochs));
   out += fmt::format("  {:>4} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10} {:>8} {:>9} {:>10}\n", "rank",
                      "load", "forward", "backward", "comm", "update", "other", "step", "comm total", "wait",
                      "transfer", "last in");

@@ -24,6 +24,7 @@ struct RunSummary {
   int rank = 0;
   int world = 1;
   double clock_read_seconds = 0.0;  // cost of one clock read, for the profiler-overhead estimate
+  double startup_seconds = 0.0;     // from the process's start to its training's start
   nlohmann::json network;           // this rank's cluster host and interface traffic (network.h)
   std::vector<EpochResult> epochs;
   double wall_seconds = 0.0;
@@ -33,11 +34,12 @@ nlohmann::json phases_json(const EpochPhases& phases);
 nlohmann::json report_json(const RunSummary& summary);
 
 // The per-phase breakdown as a fixed-width table: one row per phase (mean, median, p95 in ms and
-// share of the step) for the first epoch (warm-up) and for the rest together.
+// share of the step) for the first epoch (warm-up) and for the rest together (exact percentiles
+// of their steps), then the training wall time split into steps, between steps and evaluation.
 std::string breakdown_table(const std::vector<EpochResult>& epochs);
 // Every worker side by side, from the reports the workers sent rank 0 (report_json of each):
-// per-step phase means over all epochs, the comm split, and across workers the mean, min and max
-// of each phase with the slowest worker named (stragglers set the pace of synchronous training).
+// per-step phase means over the steady epochs (the warm-up rule), the comm split, and across
+// workers the mean, min and max of each phase with the slowest worker named (stragglers set the pace of synchronous training).
 nlohmann::json workers_json(const std::vector<std::string>& worker_reports);
 std::string workers_table(const std::vector<std::string>& worker_reports);
 

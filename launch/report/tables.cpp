@@ -34,7 +34,8 @@ ReportTable breakdown_table(const RunRecord& run) {
     }
     table.rows.push_back(row);
   }
-  table.note = "epoch 1 includes warm-up; the phases sum to the step";
+  table.note = rest ? "epoch 1 is warm-up, left out of the steady epochs; the phases sum to the step"
+                    : "one epoch: nothing is left out as warm-up; the phases sum to the step";
   return table;
 }
 
@@ -93,7 +94,8 @@ std::vector<WorkerColumn> worker_columns(const RunRecord& run) {
 }
 
 ReportTable workers_table(const RunRecord& run) {
-  ReportTable table = titled_table("Per worker, mean ms per step over all epochs", {"worker"});
+  ReportTable table = titled_table("Per worker, mean ms per step over the steady epochs (epoch 1 left out where there "
+                                   "are more)", {"worker"});
   const auto columns = worker_columns(run);
   for (const auto& column : columns) table.header.push_back(column.header);
   for (const auto& w : run.workers) {
@@ -125,8 +127,9 @@ ReportTable epochs_table(const RunRecord& run) {
                           percent_text(e.train_accuracy), fmt::format("{:.4f}", e.test_loss),
                           percent_text(e.test_accuracy)});
   }
-  table.note = fmt::format("images/s over the run, all workers: {:.0f}; wall time {:.2f} s; epoch 1 trained in {:.2f} s (with "
-                           "warm-up)",
+  table.note = fmt::format("images/s over the run, all workers: {:.0f} (their images over the run's training span, "
+                           "warm-up epoch left out where there are more); run time {:.2f} s (first worker's start to "
+                           "last worker's end); epoch 1 trained in {:.2f} s (with warm-up)",
                            run.images_per_second, run.wall_seconds, run.epochs.front().train_seconds);
   if (run.epochs.size() > 1) {
     double later = 0.0;

@@ -11,7 +11,7 @@
 #include "core/util/files.h"
 #include "launch/report/csv.h"
 #include "launch/report/run_record.h"
-#include "core/util/files.h"
+#include "launch/report/run_span.h"
 
 namespace dtbench {
 
@@ -127,11 +127,16 @@ RunMetrics run_metrics(const SweepRun& run) {
   try {
     report.at("world");  // required, as is summary.images_per_second: run_images_per_second is lenient
     m["process_s"] = run.process_seconds;
-    m["run_s"] = report.at("wall_seconds").get<double>();
+    report.at("wall_seconds");  // required; run_seconds prefers the run's span where recorded
+    m["run_s"] = run_seconds(report);
     const auto& epochs = report.at("epochs");
     // Epoch wall times are cumulative: the first epoch's is its own, the later ones' mean is the
     // span from the first epoch's end to the last's over their number.
-    if (!epochs.empty()) {
+    // The run's epochs where recorded (the last worker's end of each: run_span.h), else rank 0's.
+    const std::optional<RunSpan> span = read_run_span(report);
+    if (span && !span->epoch_end_unix_seconds.empty()) {
+      m["epoch_s"] = span->epoch_seconds();
+    } else if (!epochs.empty()) {
       const double first = epochs.front().at("wall_seconds").get<double>();
       const double last = epochs.back().at("wall_seconds").get<double>();
       m["epoch_s"] = epochs.size() > 1 ? (last - first) / static_cast<double>(epochs.size() - 1) : first;
@@ -140,9 +145,9 @@ RunMetrics run_metrics(const SweepRun& run) {
     summary.at("images_per_second");
     m["images_per_s"] = run_images_per_second(report);
     m["test_accuracy"] = summary.at("final_test_accuracy").get<double>();
-    for (const auto& phase : kPhases) {
-      m[phase + "_ms"] = 1e3 * summary.at("all_epochs_phases").at(phase).at("mean_s").get<double>();
-    }
+    // The warm-up rule: the steady epochs' phases; reports written before it have all epochs'.
+    const auto& phases = summary.contains("steady_phases") ? summary["steady_phases"] : summary.at("all_epochs_phases");
+    for (const auto& phase : kPhases) m[phase + "_ms"] = 1e3 * phases.at(phase).at("mean_s").get<double>();
   } catch (const nlohmann::json::exception& error) {
     throw IoError(fmt::format("{}: not a complete run's report: {}", file.string(), error.what()));
   }
@@ -211,12 +216,15 @@ std::vector<ReportTable> sweep_tables(const SweepBlueprint& sweep, const SweepRe
     }
     summary.rows.push_back(row);
   }
-  summary.note = fmt::format("{} warm-up run(s) per configuration left out; a run stopped at the {:g} s cap counts as "
-                             "slower than any finished run.",
+  summary.note = fmt::format("{} warm-up run(s) per configuration left out; within a run, epoch 1 is left out of "
+                             "epoch s, images/s and the ms per step when the run has more epochs. run s: first "
+                             "worker's start to last worker's end; images/s: all workers' images over the run's "
+                             "training span. A run stopped at the {:g} s cap counts as slower than any finished run.",
                              sweep.warmup, sweep.cap_s);
   std::vector<ReportTable> tables = {summary};
 
-  ReportTable phases = titled_table("Per-step phases (ms, median over repetitions, rank 0)",
+  ReportTable phases = titled_table("Per-step phases (ms, median over repetitions, rank 0, steady epochs: epoch 1 "
+                                    "left out where a run has more)",
                                     {"configuration", "load", "forward", "backward", "comm", "update", "other"});
   for (const auto& r : results.configurations) {
     if (!r.configuration.missing.empty()) continue;

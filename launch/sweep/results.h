@@ -3,12 +3,15 @@
 // configuration (median, min, max over the measured repetitions; warm-ups left out), comparisons
 // with a rank test, written as results.csv (one row per run), results.json and results.md.
 //
-// Metrics, per run: run_s (the training loop's wall time, from report.json), process_s (the
-// runner's clock: start-up and shutdown included), epoch_s (wall time per epoch, the first epoch
-// left out when there are more), images_per_s (all workers), test_accuracy, and the mean per-step
+// Metrics, per run: run_s (the run's time: first worker's start to last worker's end, from
+// report.json's `run`), process_s (the runner's clock: start-up and shutdown included), epoch_s
+// (wall time per epoch, to the last worker's end of it), images_per_s (all workers: their images
+// over the run's training span, launch/report/run_span.h), test_accuracy, and the mean per-step
 // milliseconds of each phase: step_ms, load_ms, forward_ms, backward_ms, comm_ms, update_ms,
-// other_ms (rank 0's). A capped run's times are +infinity — it counts, as slower than every run
-// that finished — and it has no throughput or phases; a missing configuration has no runs at all.
+// other_ms (rank 0's). Per-step and per-second figures follow the warm-up rule: with more than
+// one epoch, epoch 1 is left out. A capped run's times are +infinity — it counts, as slower than
+// every run that finished — and it has no throughput or phases; a missing configuration has no
+// runs at all.
 #include <filesystem>
 #include <map>
 #include <string>

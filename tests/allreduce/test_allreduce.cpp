@@ -133,6 +133,30 @@ void ring_alone_at_rank_0(const WaitPolicy& wait, std::initializer_list<std::str
   MPI_Comm_free(&comm);
 }
 
+// The bytes the ring counts against what its schedule must move: every segment but one leaves
+// each rank once per phase, so over all ranks the sends total 2·(N−1)·K floats, and each rank's
+// own count is the ring formula 2·K·(N−1)/N give or take the uneven segments.
+TEST(RingAllreduce, CountsTheBytesItSends) {
+  const int rank = world_rank(), world = world_size();
+  const int64_t count = 1001;  // not a multiple of 2..5: the segments differ by one
+  std::vector<float> buffer(static_cast<size_t>(count), 1.0f);
+  AllreduceTraffic traffic;
+  AllreduceOptions options;
+  options.buffer = buffer.data();
+  options.count = count;
+  options.comm = MPI_COMM_WORLD;
+  options.chunk_bytes = 256;
+  options.traffic = &traffic;
+  allreduce(options);
+  int64_t totals[2] = {traffic.bytes_sent, traffic.bytes_received};
+  MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  const int64_t float_bytes = sizeof(float);
+  EXPECT_EQ(totals[0], 2 * (world - 1) * count * float_bytes);
+  EXPECT_EQ(totals[1], totals[0]);
+  const double formula = 2.0 * static_cast<double>(count * float_bytes) * (world - 1) / world;
+  EXPECT_NEAR(static_cast<double>(traffic.bytes_sent), formula, 2.0 * float_bytes) << "rank " << rank;
+}
+
 TEST(RingAllreduce, ASilentPeerIsATimeoutNamingTheRanks) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
   ring_alone_at_rank_0({.timeout_seconds = 0.5, .stop_requested = {}, .describe = {}},

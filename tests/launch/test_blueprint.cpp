@@ -66,6 +66,17 @@ TEST(Blueprint, OverridesUseDottedKeysAndWin) {
   EXPECT_EQ(bp.resolved["optimizer"]["lr"].as<double>(), 0.5);
 }
 
+TEST(Blueprint, TheRunNameFollowsAnOverriddenModel) {
+  const std::string text = "name: lenet5-fashion-mnist\nmodel: lenet5\n";
+  EXPECT_EQ(parse_blueprint(text, "t.yaml", {"model=mlp"}).name, "mlp-fashion-mnist");
+  EXPECT_EQ(parse_blueprint(text, "t.yaml", {}).name, "lenet5-fashion-mnist");
+  EXPECT_EQ(parse_blueprint(text, "t.yaml", {"model=mlp", "name=mine"}).name, "mine");
+  EXPECT_EQ(parse_blueprint("name: study\nmodel: lenet5\n", "t.yaml", {"model=mlp"}).name, "study-mlp");
+  EXPECT_EQ(parse_blueprint("", "t.yaml", {"model=mlp"}).name, "run");  // no name given: the default
+  EXPECT_EQ(parse_blueprint("eval: {max_samples: 500}\n", "t.yaml", {}).eval_max_samples, 500);
+  EXPECT_NE(error_of("eval: {max_samples: -1}\n").find("eval.max_samples"), std::string::npos);
+}
+
 TEST(Blueprint, UnknownKeyNamesTheKeyAndTheChoices) {
   const std::string message = error_of("optimiser: {lr: 1}\n");
   EXPECT_NE(message.find("test.yaml"), std::string::npos) << message;

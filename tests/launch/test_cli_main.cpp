@@ -35,6 +35,19 @@ TEST(CliMain, AllreduceBenchOnOneRankSaysItMeasuredNothing) {
   EXPECT_NE(r.output.find("on one rank measures nothing that crosses a link"), std::string::npos) << r.output;
 }
 
+TEST(CliMain, ModelsSkipsTheModelsThatCannotTakeTheInputSayingSo) {
+  const Outcome r = dtbench("models --input 1x8x8");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("skipped: model lenet5 cannot take input (1, 8, 8)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("resnet18   1x8x8            11172810"), std::string::npos) << r.output;
+}
+
+TEST(CliMain, WorldOutsideMpirunWithoutParameterServersWarnsItTrainsOneWorker) {
+  const Outcome r = dtbench("train --world 2 --set steps=1 --set model=mlp --set dataset.path=/nonexistent");
+  EXPECT_NE(r.output.find("--world 2 outside mpirun with transport 'none': this process trains alone"),
+            std::string::npos) << r.output;
+}
+
 TEST(CliMain, ATargetAccuracyThatCouldBeAFractionIsRefused) {
   const Outcome r = dtbench("report /nonexistent-run --target-accuracy 0.9");
   EXPECT_EQ(r.exit_code, 2) << r.output;

@@ -1,13 +1,18 @@
 // Parameter servers end to end, as a user runs them: two `dtbench ps` shards and two
 // `dtbench train --rank R --world 2` workers as separate processes on loopback. ps-sync ends with
-// the weights the ring gives for the same blueprint, and both sides leave their reports.
+// the weights the ring gives for the same blueprint, and both sides leave their reports. An
+// asynchronous run with a straggler is credited its total images over its span, not the sum of
+// its workers' rates.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
+
+#include <fmt/format.h>
 
 #include "support/cli_helpers.h"
 
@@ -86,6 +91,63 @@ TEST_F(ParameterServerCli, TwoShardsAndTwoWorkersMatchTheRing) {
     }
     EXPECT_TRUE(found) << "server-" << shard << ".json";
   }
+}
+
+// Three ps-async workers, rank 1 sleeping 20 ms in every step: the fast ones finish long before
+// it. The run's throughput is all images over the span from the first worker's start to the last
+// worker's last step, recomputed here from the workers' own files; the tolerance is the JSON
+// round trip of doubles (1e-9 relative). The span itself is bounded independently: at least the
+// straggler's 30 sleeps, at most the wall time this test measured around the workers.
+TEST_F(ParameterServerCli, AsyncThroughputWithAStragglerIsTotalImagesOverTheSpan) {
+  constexpr int kWorkers = 3, kSteps = 30, kBatch = 16;
+  constexpr double kDelaySeconds = 0.020;
+  const fs::path data = synth("idx", 1600, 64);
+  const std::string blueprint = " --set model=mlp --set dataset.path=" + data.string() + " --set steps=" +
+                                std::to_string(kSteps) + " --set epochs=1 --set batch=" + std::to_string(kBatch) +
+                                " --set threads=1 --set straggler.rank=1 --set straggler.delay_ms=20";
+  Background server(std::string(DTBENCH_BINARY) + " ps --listen 127.0.0.1:0 --shard 0 --shards 1 --workers 3" +
+                    " --mode async --timeout-s 20 --output " + (root_ / "servers").string() + blueprint);
+  const std::string address = server.wait_for(std::regex("listening on (\\S+)"));
+  ASSERT_FALSE(address.empty()) << server.output();
+  const std::string ps = " --set transport=ps-async --set ps.servers=" + address +
+                         " --set ps.auth_token_file=" + (root_ / "servers" / "ps.token").string() +
+                         " --set output=" + (root_ / "ps").string();
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::unique_ptr<Background>> workers;
+  for (int rank = 0; rank < kWorkers; ++rank) {
+    workers.push_back(std::make_unique<Background>(std::string(DTBENCH_BINARY) + " train" + blueprint + ps +
+                                                   " --rank " + std::to_string(rank) + " --world 3"));
+  }
+  for (auto& worker : workers) ASSERT_EQ(worker->finish(), 0) << worker->output();
+  const double outside_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(server.finish(), 0) << server.output();
+
+  const fs::path run = only_child(root_ / "ps");
+  double first_start = 1e300, last_step = -1e300, last_end = -1e300, rates = 0.0;
+  int64_t images = 0;
+  for (int rank = 0; rank < kWorkers; ++rank) {
+    const auto worker = read_json(run / ("worker-" + std::to_string(rank) + ".json"));
+    const auto& epoch = worker["epochs"].at(0);
+    first_start = std::min(first_start, epoch["start_unix_s"].get<double>());
+    last_step = std::max(last_step, epoch["steps_end_unix_s"].get<double>());
+    last_end = std::max(last_end, epoch["end_unix_s"].get<double>());
+    images += epoch["images"].get<int64_t>();
+    rates += epoch["images_per_second"].get<double>();  // the old figure: a sum of per-worker rates
+  }
+  EXPECT_EQ(images, kWorkers * kSteps * kBatch);
+  const auto report = read_json(run / "report.json");
+  const auto& figures = report["run"];
+  EXPECT_EQ(figures["images"].get<int64_t>(), images);
+  EXPECT_NEAR(figures["seconds"].get<double>(), last_end - first_start, 1e-9 * last_end);
+  const double throughput = static_cast<double>(images) / (last_step - first_start);
+  EXPECT_NEAR(figures["images_per_second"].get<double>(), throughput, 1e-9 * throughput);
+  EXPECT_GE(last_step - first_start, kSteps * kDelaySeconds);
+  EXPECT_LE(figures["seconds"].get<double>(), outside_seconds);
+  EXPECT_LT(figures["images_per_second"].get<double>(), rates) << "the run is not faster than its workers' sum";
+  // `dtbench report` applies the same rule to the same files.
+  const Outcome shown = testing::dtbench("report " + run.string());
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_NE(shown.output.find(fmt::format("{:.0f}", throughput)), std::string::npos) << shown.output;
 }
 
 }  // namespace

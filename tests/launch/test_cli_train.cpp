@@ -66,6 +66,57 @@ TEST_F(CliTrain, TrainsOnSyntheticIdxAndWritesACompleteReport) {
   EXPECT_LT(report["summary"]["profiler_overhead_estimate"].get<double>(), 0.01);
 }
 
+// Every stretch of the training's timeline is measured on its own — the steps, the gaps between
+// them (trace writing here), the evaluations — and together they are the training wall time.
+TEST_F(CliTrain, WallTimeIsStepsPlusBetweenStepsPlusEvaluation) {
+  const fs::path data = synth("idx", 512, 128);
+  const fs::path runs = root_ / "runs";
+  const auto started = std::chrono::steady_clock::now();
+  const Outcome r = dtbench("train --set model=mlp --set dataset.path=" + data.string() + " --set output=" +
+                            runs.string() + " --set epochs=2 --set batch=32 --set threads=1" +
+                            " --set profile.trace_steps=100");
+  const double process_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("between steps"), std::string::npos) << r.output;
+  const auto report = read_json(only_run_directory(runs) / "report.json");
+  double spans = 0.0;
+  for (const auto& epoch : report["epochs"]) {
+    const double steps = epoch["train_seconds"].get<double>(), between = epoch["between_seconds"].get<double>();
+    const double evaluation = epoch["evaluation_seconds"].get<double>(), span = epoch["span_seconds"].get<double>();
+    EXPECT_GT(between, 0.0);
+    EXPECT_GT(evaluation, 0.0);
+    EXPECT_NEAR(steps + between + evaluation, span, 1e-9);
+    // The system-clock times bound the same stretches: the steps, then (after a gap) evaluation.
+    EXPECT_LE(epoch["start_unix_s"].get<double>() + steps, epoch["steps_end_unix_s"].get<double>() + 1e-6);
+    const double after_steps = epoch["end_unix_s"].get<double>() - epoch["steps_end_unix_s"].get<double>();
+    EXPECT_GE(after_steps, evaluation - 1e-6);
+    EXPECT_LE(after_steps, evaluation + between + 1e-6);
+    spans += span;
+  }
+  EXPECT_NEAR(spans, report["wall_seconds"].get<double>(), 1e-9);
+  const auto& split = report["summary"]["wall_split"];
+  EXPECT_NEAR(split["steps_s"].get<double>() + split["between_steps_s"].get<double>() +
+                  split["evaluation_s"].get<double>(), report["wall_seconds"].get<double>(), 1e-9);
+  const double startup = report["startup_seconds"].get<double>();
+  EXPECT_GT(startup, 0.0);
+  EXPECT_LT(startup + report["wall_seconds"].get<double>(), process_seconds);
+}
+
+// eval.max_samples stops evaluation before the batch that would pass it; --local-workers shares
+// the cores among the workers of this host for the default BLAS threads.
+TEST_F(CliTrain, EvaluationIsBoundedAndThreadsAreSharedAmongLocalWorkers) {
+  const fs::path data = synth("idx", 256, 256);
+  const fs::path runs = root_ / "runs";
+  const Outcome r = dtbench("train --set model=mlp --set dataset.path=" + data.string() + " --set output=" +
+                            runs.string() + " --set batch=32 --set steps=2 --set eval.max_samples=100" +
+                            " --local-workers 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto report = read_json(only_run_directory(runs) / "report.json");
+  EXPECT_EQ(report["epochs"][0]["test_samples"], 96);  // three batches of 32; a fourth would pass 100
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  EXPECT_EQ(report["provenance"]["blas_threads"], std::max(1, cores / 2));
+}
+
 TEST_F(CliTrain, TrainsLenetOnUncachedAugmentedCifar) {
   const fs::path data = synth("cifar10", 256, 64);
   const Outcome r = dtbench("train --set model=lenet5 --set dataset.format=cifar10 --set dataset.path=" +

@@ -24,6 +24,13 @@ TEST(ResourceSampler, ParsesProcText) {
   const char* stat = "1234 (my (odd) name) R 1 1234 1234 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 3 0 99 1000 200";
   EXPECT_EQ(parse_process_cpu_ticks(stat), 300u);
   EXPECT_FALSE(parse_process_cpu_ticks("1234 (x) R 1 2").has_value());
+  EXPECT_EQ(parse_process_start_ticks(stat), 99u);  // field 22: starttime
+  EXPECT_FALSE(parse_process_start_ticks("1234 (x) R 1 2").has_value());
+  // This process: started before this line, and not long ago (to the 0.01 s of /proc).
+  const auto age = process_age_seconds();
+  ASSERT_TRUE(age.has_value());
+  EXPECT_GE(*age, 0.0);
+  EXPECT_LT(*age, 600.0);
 
   const char* proc_stat =
       "cpu  30 0 10 160 0 0 0 0 0 0\n"

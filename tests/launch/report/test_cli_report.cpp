@@ -79,7 +79,7 @@ TEST_F(CliReport, ComparesTwoRunsAndWritesMarkdownCsvAndHtml) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find(" src="), std::string::npos) << "nothing fetched";
   EXPECT_EQ(html.find(" href="), std::string::npos) << "nothing fetched";
-  for (const std::string chart : {"Phases per step, all epochs", "Total wall time per run", "s (log scale)",
+  for (const std::string chart : {"Phases per step, steady epochs", "Total wall time per run", "s (log scale)",
                                   "Accuracy per epoch", "Loss per epoch"}) {
     EXPECT_NE(html.find(">" + chart), std::string::npos) << chart;
   }
