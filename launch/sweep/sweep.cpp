@@ -92,7 +92,63 @@ SweepBlueprint load_with_options(const SweepOptions& options) {
   return sweep;
 }
 
-void print_dry_run(const std::vector<SweepConfiguration>& configurations) {
+// The k-th run of a configuration (warm-ups first) and the directory it goes into.
+struct RunSlot {
+  bool warmup = false;
+  int64_t repetition = 0;  // from 1, within warm-ups or within measured runs
+  fs::path dir;
+};
+
+RunSlot run_slot(const SweepBlueprint& sweep, const fs::path& configuration_dir, int64_t k) {
+  RunSlot slot{.warmup = k < sweep.warmup, .repetition = k < sweep.warmup ? k + 1 : k - sweep.warmup + 1, .dir = {}};
+  slot.dir = configuration_dir / fmt::format("{}-{}", slot.warmup ? "warmup" : "rep", slot.repetition);
+  return slot;
+}
+
+// "1:02:03" or "4:05".
+std::string clock_text(double seconds) {
+  const auto s = static_cast<int64_t>(std::max(0.0, seconds) + 0.5);
+  return s >= 3600 ? fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60) : fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+// The runs still to make, and those an earlier start left (with their total time).
+struct RunsLeft {
+  size_t to_make = 0, kept = 0;
+  double kept_seconds = 0;
+};
+
+RunsLeft runs_left(const SweepBlueprint& sweep, const std::vector<SweepConfiguration>& configurations,
+                   const fs::path& sweep_dir) {
+  RunsLeft left;
+  for (const auto& c : configurations) {
+    if (!c.missing.empty()) continue;
+    for (int64_t k = 0; k < sweep.warmup + sweep.repetitions; ++k) {
+      const auto run = kept_run(run_slot(sweep, sweep_dir / c.id, k).dir);
+      if (!run) {
+        ++left.to_make;
+        continue;
+      }
+      ++left.kept;
+      left.kept_seconds += run->process_seconds;
+    }
+  }
+  return left;
+}
+
+// How long the runs still to make will take: the mean of the runs an earlier start left, times
+// their number; without any, only the bound the cap sets.
+void print_estimate(const SweepBlueprint& sweep, const RunsLeft& left) {
+  if (left.kept > 0) {
+    fmt::print("estimate: {} run(s) to make, about {} (the mean of the {} run(s) kept from an earlier start)\n",
+               left.to_make, clock_text(left.to_make * left.kept_seconds / static_cast<double>(left.kept)), left.kept);
+  } else {
+    fmt::print("estimate: {} run(s) to make, at most {} at the {:g} s cap each; no run measured yet to estimate from\n",
+               left.to_make, clock_text(static_cast<double>(left.to_make) * sweep.cap_s), sweep.cap_s);
+  }
+}
+
+void print_dry_run(const SweepBlueprint& sweep, const std::vector<SweepConfiguration>& configurations,
+                   const fs::path& sweep_dir) {
   for (const auto& c : configurations) {
     std::string where = c.cluster ? " on " + c.cluster->label() : "";
     if (c.cluster && c.needs_servers()) where += fmt::format(", {} server(s)", c.servers);
@@ -100,6 +156,7 @@ void print_dry_run(const std::vector<SweepConfiguration>& configurations) {
                c.missing.empty() ? fmt::format("{} worker(s), transport {}{}", c.workers, c.transport, where)
                                  : "missing: " + c.missing);
   }
+  print_estimate(sweep, runs_left(sweep, configurations, sweep_dir));
 }
 
 void warn_about_loopback_servers(const SweepBlueprint& sweep, const std::vector<SweepConfiguration>& configurations) {
@@ -115,6 +172,17 @@ void warn_about_loopback_servers(const SweepBlueprint& sweep, const std::vector<
 // Where the sweep stands, for the progress lines.
 struct SweepProgress {
   size_t total = 0, done = 0, skipped = 0, ran = 0;
+  size_t to_make = 0;  // at the start: the runs not kept from an earlier start
+  ChildProcess::Clock::time_point start = ChildProcess::Clock::now();
+  double run_seconds = 0;  // of the runs made by this start
+
+  // "elapsed 1:23, about 4:56 left": the runs still to make at the mean of those made so far.
+  std::string timing() const {
+    const double elapsed = std::chrono::duration<double>(ChildProcess::Clock::now() - start).count();
+    const double left =
+        ran > 0 && to_make > ran ? static_cast<double>(to_make - ran) * run_seconds / static_cast<double>(ran) : 0.0;
+    return fmt::format("elapsed {}, about {} left", clock_text(elapsed), clock_text(left));
+  }
 };
 
 // Every repetition of one configuration: kept from an earlier start, or run now.
@@ -131,9 +199,7 @@ ConfigurationResult run_configuration(const SweepBlueprint& sweep, const SweepCo
   const fs::path dir = sweep_dir / c.id;
   check_or_record_settings(dir, c);
   for (int64_t k = 0; k < runs_per_configuration && !stop_requested(); ++k) {
-    const bool warmup = k < sweep.warmup;
-    const int64_t repetition = warmup ? k + 1 : k - sweep.warmup + 1;
-    const fs::path run_dir = dir / fmt::format("{}-{}", warmup ? "warmup" : "rep", repetition);
+    const auto [warmup, repetition, run_dir] = run_slot(sweep, dir, k);
     ++progress.done;
     if (auto kept = kept_run(run_dir)) {
       ++progress.skipped;
@@ -142,8 +208,9 @@ ConfigurationResult run_configuration(const SweepBlueprint& sweep, const SweepCo
     }
     SweepRun run = run_repetition(sweep, c, run_dir, repetition, warmup, stop_requested, clusters.acquire(c.cluster));
     ++progress.ran;
-    fmt::print("[{}/{}] {} {} {}: {} in {:.1f} s{}\n", progress.done, progress.total, c.id,
-               warmup ? "warm-up" : "repetition", repetition, run.status, run.process_seconds,
+    progress.run_seconds += run.process_seconds;
+    fmt::print("[{}/{}] {} {} {}: {} in {:.1f} s ({}){}\n", progress.done, progress.total, c.id,
+               warmup ? "warm-up" : "repetition", repetition, run.status, run.process_seconds, progress.timing(),
                run.error.empty() ? "" : " — " + run.error);
     std::fflush(stdout);
     result.runs.push_back(std::move(run));
@@ -168,7 +235,7 @@ void run_sweep(const SweepOptions& options) {
   fmt::print("sweep {}: {} configuration(s) x ({} warm-up + {} measured) run(s), cap {:g} s -> {}\n", sweep.name,
              configurations.size(), sweep.warmup, sweep.repetitions, sweep.cap_s, sweep_dir.string());
   if (options.dry_run) {
-    print_dry_run(configurations);
+    print_dry_run(sweep, configurations, sweep_dir);
     return;
   }
   warn_about_loopback_servers(sweep, configurations);
@@ -178,7 +245,8 @@ void run_sweep(const SweepOptions& options) {
   std::signal(SIGINT, request_sweep_stop);
   std::signal(SIGTERM, request_sweep_stop);
   for (const auto& synthesis : sweep.synthesize) synthesize_data(synthesis, sweep_dir);
-  SweepProgress progress{.total = configurations.size() * static_cast<size_t>(sweep.warmup + sweep.repetitions)};
+  SweepProgress progress{.total = configurations.size() * static_cast<size_t>(sweep.warmup + sweep.repetitions),
+                         .to_make = runs_left(sweep, configurations, sweep_dir).to_make};
   std::vector<ConfigurationResult> collected;
   {
     ClusterLease clusters;  // removed at the end of this block, whatever ends it

@@ -96,9 +96,17 @@ void expect_resumes_without_rerunning(const fs::path& file, const fs::path& dir)
   // A run without its run.json was interrupted: it is made again, the old directory kept aside.
   const fs::path unfinished = dir / "model=lenet5,transport=ring" / "rep-2";
   fs::remove(unfinished / "run.json");
+  // A dry run estimates what is left from the runs kept.
+  const Outcome estimate = dtbench("sweep " + file.string() + " --dry-run");
+  EXPECT_NE(estimate.output.find("estimate: 1 run(s) to make, about "), std::string::npos) << estimate.output;
+  EXPECT_NE(estimate.output.find("(the mean of the 7 run(s) kept from an earlier start)"), std::string::npos)
+      << estimate.output;
   const Outcome resumed = dtbench("sweep " + file.string() + " --no-report");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("1 run(s) made, 7 kept"), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find(": complete in "), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("(elapsed 0:"), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find(", about 0:00 left)"), std::string::npos) << resumed.output;
   EXPECT_TRUE(fs::exists(unfinished.string() + ".attempt-1"));
   EXPECT_EQ(read_json(unfinished / "run.json")["status"], "complete");
 
