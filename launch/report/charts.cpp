@@ -72,6 +72,11 @@ std::string phases_chart(const std::vector<RunRecord>& runs) {
 }
 
 std::vector<std::string> worker_phase_charts(const std::vector<RunRecord>& runs) {
+  // One scale for every run's chart: side by side, a longer bar is a slower worker.
+  double longest_ms = 0;
+  for (const auto& run : runs) {
+    for (const auto& w : run.workers) longest_ms = std::max(longest_ms, 1e3 * w.mean_s[kStepIndex]);
+  }
   std::vector<std::string> charts;
   for (const auto& run : runs) {
     if (run.workers.empty()) continue;
@@ -81,7 +86,7 @@ std::vector<std::string> worker_phase_charts(const std::vector<RunRecord>& runs)
       bars.push_back({fmt::format("rank {}{}", w.rank, slowest ? " (slowest)" : ""), w.mean_s});
     }
     charts.push_back(phase_bars_svg(fmt::format("Per worker, {} ({}), steady epochs", run.name, run.transport), bars,
-                                    runs.size() == 1 ? kWideChart : kHalfChart));
+                                    runs.size() == 1 ? kWideChart : kHalfChart, longest_ms));
   }
   return charts;
 }

@@ -47,7 +47,9 @@ struct LineChart {
   double plot_height = 220;
 };
 
-std::string phase_bars_svg(const std::string& title, const std::vector<PhaseBar>& bars, double width = kWideChart);
+// `axis_max_ms`: the axis reaches at least this far, so that small multiples share one scale.
+std::string phase_bars_svg(const std::string& title, const std::vector<PhaseBar>& bars, double width = kWideChart,
+                           double axis_max_ms = 0);
 // `unit` follows each bar's value ("s"); the axis is logarithmic when `log_scale`.
 std::string value_bars_svg(const std::string& title, const std::vector<ValueBar>& bars, const std::string& unit,
                            bool log_scale, double width = kWideChart);

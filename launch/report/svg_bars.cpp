@@ -62,10 +62,11 @@ void draw_label(SvgCanvas& canvas, const BarLayout& layout, size_t i, const std:
 
 }  // namespace
 
-std::string phase_bars_svg(const std::string& title, const std::vector<PhaseBar>& bars, double width) {
+std::string phase_bars_svg(const std::string& title, const std::vector<PhaseBar>& bars, double width,
+                           double axis_max_ms) {
   SvgCanvas canvas(width, 0);
   std::vector<std::string> labels;
-  double longest_ms = 0.0;
+  double longest_ms = axis_max_ms;
   for (const auto& bar : bars) {
     labels.push_back(bar.label);
     longest_ms = std::max(longest_ms, 1e3 * bar.mean_s[kStepIndex]);

@@ -7,6 +7,8 @@
 #include <regex>
 
 #include "launch/report/chart_axis.h"
+#include "launch/report/charts.h"
+#include "launch/report/run_record.h"
 #include "launch/report/svg.h"
 #include "launch/report/table.h"
 #include "launch/report/svg_canvas.h"
@@ -109,6 +111,46 @@ TEST(ReportSvg, LineChartsBreakAtMissingReadingsAndLabelEverySeries) {
   EXPECT_EQ(count(svg, "<rect"), 2u + 1u);    // rank 1's squares and its legend's
   EXPECT_NE(svg.find(">rank 0</text>"), std::string::npos);
   EXPECT_NE(svg.find(">rank 1 train</text>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dtbench
+
+namespace dtbench {
+namespace {
+
+// The largest tick label on a chart's value axis.
+double largest_tick(const std::string& svg) {
+  double largest = 0;
+  const std::regex tick(R"(<text[^>]*>([0-9]+(\.[0-9]+)?)</text>)");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tick); it != std::sregex_iterator(); ++it) {
+    largest = std::max(largest, std::stod((*it)[1].str()));
+  }
+  return largest;
+}
+
+// Two runs' per-worker charts side by side share one scale: a run ten times faster draws bars a
+// tenth as long, not bars of the same length on an axis of its own.
+TEST(ReportSvg, PerWorkerChartsOfSeveralRunsShareOneScale) {
+  const auto run = [](const std::string& name, double step_s) {
+    RunRecord r;
+    r.name = name;
+    r.transport = "ring";
+    for (int rank = 0; rank < 2; ++rank) {
+      WorkerMeans w;
+      w.rank = rank;
+      w.mean_s[kStepIndex] = step_s;
+      w.mean_s[0] = step_s;  // all of it loading: any phase will do
+      r.workers.push_back(w);
+    }
+    return r;
+  };
+  const auto charts = worker_phase_charts({run("fast", 0.010), run("slow", 0.100)});
+  ASSERT_EQ(charts.size(), 2u);
+  EXPECT_GE(largest_tick(charts[0]), 100.0);
+  EXPECT_EQ(largest_tick(charts[0]), largest_tick(charts[1]));
+  // Alone, the fast run gets an axis of its own.
+  EXPECT_LT(largest_tick(worker_phase_charts({run("fast", 0.010)})[0]), 100.0);
 }
 
 }  // namespace
