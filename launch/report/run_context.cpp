@@ -58,6 +58,7 @@ RunContext run_context(const json& report) {
   c.straggler_rank = lenient<int>(straggler, "rank", -1);
   c.straggler_delay_ms = lenient<double>(straggler, "delay_ms", 0.0);
   c.steps_limit = lenient<int64_t>(blueprint, "steps", 0);
+  c.link = lenient<std::string>(member(member(report, "network"), "cluster"), "link", "");
   return c;
 }
 

@@ -20,6 +20,7 @@ struct RunContext {
   int cores = 0;               // of rank 0's machine
   std::string cpu_model, blas_core, commit;
   std::vector<std::string> hosts;  // each worker's host name by rank; rank 0's alone when the others' are unknown
+  std::string link;            // an emulated cluster's link ("1gbit"), from report.json's network; empty: unknown
   int straggler_rank = -1;     // the injected straggler (blueprint `straggler`), -1: none
   double straggler_delay_ms = 0.0;
   int64_t steps_limit = 0;     // the blueprint's `steps`; 0: whole epochs

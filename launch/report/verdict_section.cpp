@@ -54,7 +54,13 @@ std::string hosts_text(const std::vector<RunRecord>& runs) {
   for (const auto& run : runs) hosts.insert(run.context.hosts.begin(), run.context.hosts.end());
   if (hosts.empty()) return "";
   if (hosts.size() == 1) return fmt::format("1 host ({}): every worker on one machine", *hosts.begin());
-  return fmt::format("{} hosts ({}); the link between them is not recorded", hosts.size(), fmt::join(hosts, ", "));
+  std::set<std::string> links;
+  for (const auto& run : runs) {
+    if (!run.context.link.empty()) links.insert(run.context.link);
+  }
+  if (links.empty()) return fmt::format("{} hosts ({}); the link between them is not recorded", hosts.size(), fmt::join(hosts, ", "));
+  return fmt::format("{} hosts ({}); emulated cluster, link {} each way (tc tbf)", hosts.size(), fmt::join(hosts, ", "),
+                     fmt::join(links, ", "));
 }
 
 std::vector<std::pair<std::string, std::string>> provenance_header(const std::vector<RunRecord>& runs) {
