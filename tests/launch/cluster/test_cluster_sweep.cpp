@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <thread>
 
@@ -36,6 +37,14 @@ class ClusterSweep : public testing::ClusterTest {
     return file;
   }
 };
+
+// Polls `condition` every 50 ms until it holds or `seconds` pass; whether it held.
+bool eventually(const std::function<bool()>& condition, double seconds) {
+  for (int i = 0; i < static_cast<int>(seconds * 20) && !condition(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return condition();
+}
 
 std::string cluster_named_in(const std::string& output) {
   std::smatch match;
@@ -75,8 +84,7 @@ TEST_F(ClusterSweep, CtrlCInTheMiddleOfARunRemovesTheCluster) {
   ASSERT_FALSE(name.empty()) << sweep.output();
   // Into the run: its workers have started training.
   const fs::path run = root_ / "out" / "across" / "transport=ring" / "rep-1";
-  for (int i = 0; i < 600 && !fs::exists(run / "trace-1.json"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ASSERT_TRUE(fs::exists(run / "trace-1.json")) << sweep.output();
+  ASSERT_TRUE(eventually([&] { return fs::exists(run / "trace-1.json"); }, 30)) << sweep.output();
   ASSERT_EQ(kill(std::stoi(testing::read_text(pid_file)), SIGINT), 0);
   EXPECT_NE(sweep.finish(), 0);
   EXPECT_NE(sweep.output().find("sweep interrupted by signal 2"), std::string::npos) << sweep.output();
@@ -155,8 +163,7 @@ TEST_F(ClusterSweep, AServerWhoseHostIsCutOffIsNamedByTheWorkers) {
   const fs::path run = root_ / "out" / "cut" / "transport=ps-sync" / "rep-1";
   // Into training: rank 0 has finished an epoch.
   const auto trained = [&] { return testing::read_text(run / "workers.log").find("epoch 1: test accuracy") != std::string::npos; };
-  for (int i = 0; i < 1200 && !trained(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ASSERT_TRUE(trained()) << sweep.output();
+  ASSERT_TRUE(eventually(trained, 60)) << sweep.output();
   std::smatch address;
   const std::string log = testing::read_text(run / "server-2.log");
   ASSERT_TRUE(std::regex_search(log, address, std::regex(R"(listening on (\S+))"))) << log;
