@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <utility>
 
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "allreduce/mpi_check.h"
 #include "allreduce/mpi_session.h"
+#include "core/device/device.h"
 #include "core/util/clock.h"
 
 namespace dtbench {
@@ -203,6 +205,13 @@ void AllreduceTransport::on_gradient_ready(const Param& param) {
   if (found == param_index_.end()) return;
   const int bucket = bucket_of_param_[static_cast<size_t>(found->second)];
   if (--pending_[static_cast<size_t>(bucket)] > 0) return;
+  if (DeviceBackend* device = model_->device()) {  // the communication thread reads it on the host
+    const ArenaRange& range = buckets_[static_cast<size_t>(bucket)];
+    const auto start = Clock::now();
+    device->move_to_host(model_->arena().grads().subspan(static_cast<size_t>(range.offset),
+                                                         static_cast<size_t>(range.count)));
+    bucket_d2h_seconds_ += seconds_since(start);
+  }
   {
     std::lock_guard lock(mutex_);
     ready_buckets_.push_back(bucket);
@@ -258,6 +267,7 @@ void AllreduceTransport::synchronize(Model& model, int64_t step, SyncTimes& time
     }
   }
   times.spans = spans_;
+  times.d2h += std::exchange(bucket_d2h_seconds_, 0.0);  // buckets moved to the host during backward
   if (options_.algorithm == AllreduceAlgorithm::Ring) {
     // What the ring's steps posted, counted by the ring itself (every bucket is done by now).
     times.bytes_sent = traffic_.bytes_sent;

@@ -81,6 +81,7 @@ class AllreduceTransport final : public LocalUpdateTransport {
   double clock_offset_ = 0.0;           // this rank's clock minus rank 0's, seconds
   double clock_uncertainty_ = 0.0;      // half the round trip the offset was estimated from
   Model* model_ = nullptr;
+  double bucket_d2h_seconds_ = 0.0;  // this step's buckets moved to the host as backward made them
   std::vector<ArenaRange> buckets_;
   std::vector<int> bucket_of_param_;    // by parameter index in the arena
   std::vector<int> params_in_bucket_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/device/device.h"
 #include "core/util/clock.h"
 #include "core/util/hash.h"
 
@@ -10,10 +11,24 @@ namespace dtbench {
 
 uint64_t weights_checksum(std::span<const float> values) { return fnv1a(values); }
 
+namespace {
+
+template <typename Work>
+double timed(Work&& work) {
+  const auto start = std::chrono::steady_clock::now();
+  work();
+  return seconds_since(start);
+}
+
+}  // namespace
+
 SyncTimes Transport::finish_step(Model& model, int64_t step) {
   SyncTimes times;
+  DeviceBackend* device = synchronizes_on_host() ? model.device() : nullptr;
   const auto sync_start = std::chrono::steady_clock::now();
+  if (device != nullptr) times.d2h = timed([&] { device->move_to_host(model.arena().grads()); });
   synchronize(model, step, times);
+  if (device != nullptr) times.h2d = timed([&] { device->move_to_device(written_by_synchronize(model)); });
   times.comm = seconds_since(sync_start);
   // Derived here, from one clock read, so that the parts add up whatever the scheduler did between
   // the transport's own clock reads: the exposed time lies within the total, and wait + transfer

@@ -2,7 +2,8 @@
 // The base every transport shares. finish_step is public and non-virtual: it times the two halves
 // of the end of a step — synchronising (the transport's own business) and updating the weights —
 // so that timing lives in one place and every transport is measured the same way (after ps-lite's
-// Van::Send / SendMsg split).
+// Van::Send / SendMsg split). For a model on a device it also moves the arena between device and
+// host around a transport that works on the host, timed as the d2h and h2d parts of comm.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -33,6 +34,12 @@ class Transport : public GradientSync {
   virtual void synchronize(Model& model, int64_t step, SyncTimes& times) = 0;
   // Turn the synchronised gradients into the next weights.
   virtual void update(Model& model, int64_t step) = 0;
+  // Whether synchronize() reads and writes the arena on the host (every transport but one that
+  // reduces on the device itself, as nccl does).
+  virtual bool synchronizes_on_host() const { return true; }
+  // What synchronize() leaves new on the host for the device: the averaged gradients, which the
+  // update reads; parameter servers, which update on the servers, write the pulled weights.
+  virtual std::span<float> written_by_synchronize(Model& model) { return model.arena().grads(); }
 };
 
 // FNV-1a over the bytes of the weights: equal on two workers exactly when their weights are, so

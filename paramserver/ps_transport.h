@@ -57,6 +57,8 @@ class PsTransport final : public Transport {
  protected:
   void synchronize(Model& model, int64_t step, SyncTimes& times) override;
   void update(Model&, int64_t) override {}
+  // The servers updated: what comes back to the worker is the weights.
+  std::span<float> written_by_synchronize(Model& model) override { return model.arena().values(); }
 
  private:
   void push_and_pull(Model& model, SyncTimes& times);

@@ -26,6 +26,7 @@ class NcclTransport final : public LocalUpdateTransport {
 
  protected:
   void synchronize(Model& model, int64_t step, SyncTimes& times) override;
+  bool synchronizes_on_host() const override { return false; }  // NCCL reduces on the device
 
  private:
   // Waits for the stream; IoError naming `what` after the deadline or a stop.

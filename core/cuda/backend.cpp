@@ -29,6 +29,12 @@ class CudaBackend : public DeviceBackend {
   std::string name() const override { return context_.description(); }
   FloatAllocator allocator() const override { return cuda::allocate_managed; }
   void synchronize() override { context_.synchronize(); }
+  void move_to_host(std::span<float> values) override {
+    context_.prefetch(values.data(), static_cast<int64_t>(values.size()), false);
+  }
+  void move_to_device(std::span<float> values) override {
+    context_.prefetch(values.data(), static_cast<int64_t>(values.size()), true);
+  }
   std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, int64_t count) override {
     return cuda::make_device_optimizer(context_, config, count);
   }

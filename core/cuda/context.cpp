@@ -23,6 +23,7 @@ CudaContext::CudaContext(int device) : device_(device) {
   DTB_CUDA(cudaGetDeviceProperties(&properties, device));
   description_ = fmt::format("cuda:{} ({}, {:.0f} GiB)", device, properties.name,
                              static_cast<double>(properties.totalGlobalMem) / (1 << 30));
+  can_prefetch_ = properties.concurrentManagedAccess != 0;
   DTB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   DTB_CUDA(cublasCreate(&cublas_));
   DTB_CUDA(cublasSetStream(cublas_, stream_));
@@ -77,6 +78,20 @@ bool CudaContext::device_accessible(const void* pointer) const {
 }
 
 void CudaContext::synchronize() { DTB_CUDA(cudaStreamSynchronize(stream_)); }
+
+void CudaContext::prefetch(const float* values, int64_t count, bool to_device) {
+  if (!can_prefetch_ || count <= 0) return;
+  const size_t bytes = static_cast<size_t>(count) * sizeof(float);
+#if CUDART_VERSION >= 13000
+  cudaMemLocation where{};
+  where.type = to_device ? cudaMemLocationTypeDevice : cudaMemLocationTypeHost;
+  where.id = to_device ? device_ : 0;
+  DTB_CUDA(cudaMemPrefetchAsync(values, bytes, where, 0, stream_));
+#else
+  DTB_CUDA(cudaMemPrefetchAsync(values, bytes, to_device ? device_ : cudaCpuDeviceId, stream_));
+#endif
+  DTB_CUDA(cudaStreamSynchronize(stream_));
+}
 
 Tensor ManagedBuffer::as(const Shape& shape) {
   const int64_t needed = element_count(shape);

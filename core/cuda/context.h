@@ -40,10 +40,14 @@ class CudaContext {
   // True when device kernels may read `pointer` (device or managed memory).
   bool device_accessible(const void* pointer) const;
   void synchronize();
+  // Migrates managed memory in bulk to the host or to this device and waits for it; nothing on a
+  // device that cannot prefetch (no concurrent managed access), where pages move on first touch.
+  void prefetch(const float* values, int64_t count, bool to_device);
 
  private:
   int device_;
   std::string description_;
+  bool can_prefetch_ = false;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ class DeviceBackend {
   virtual std::vector<std::string> twin_kinds() const = 0;
   // Waits until everything queued on the device is done.
   virtual void synchronize() = 0;
+  // Moves floats in bulk to the host before host code works through them (a transport reading
+  // the gradients), and back to the device after it wrote them (averaged gradients, pulled
+  // weights). Memory both sides can use stays correct without these; what they save is the pages
+  // following the first touch one fault at a time. Both return once the move is done.
+  virtual void move_to_host(std::span<float> values) { (void)values; }
+  virtual void move_to_device(std::span<float> values) { (void)values; }
   // An optimizer whose updates run on the device, over `count` floats this backend allocated;
   // null lets the host's optimizer run over them.
   virtual std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, int64_t count) {

@@ -21,6 +21,8 @@ struct SyncTimes {
   double transfer = 0.0;  // the rest of comm_total: moving and reducing bytes
   double push = 0.0;      // parameter servers: sending gradients
   double pull = 0.0;      // parameter servers: receiving weights
+  double d2h = 0.0;       // a model on a device: moving the gradients to the host for the transport
+  double h2d = 0.0;       // ... and what the transport wrote (gradients or weights) back to the device
   int64_t bytes_sent = 0;
   int64_t bytes_received = 0;
   int slowest_rank = -1;  // the worker that reached the synchronisation point last, if known

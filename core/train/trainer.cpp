@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/device/device.h"
 #include "core/layers/loss.h"
 #include "core/util/clock.h"
 #include "core/util/error.h"
@@ -29,6 +30,8 @@ void add_comm(SyncTimes& total, const SyncTimes& step) {
   total.transfer += step.transfer;
   total.push += step.push;
   total.pull += step.pull;
+  total.d2h += step.d2h;
+  total.h2d += step.h2d;
   total.bytes_sent += step.bytes_sent;
   total.bytes_received += step.bytes_received;
 }
@@ -146,16 +149,16 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step, Clock::tim
     const Batch* batch = train_.next();
     if (batch == nullptr) break;  // the end of the data: this wait is counted before evaluation
     result.between_seconds += seconds_between(last_mark, load_start);
-    const auto forward_start = Clock::now();
+    const auto forward_start = phase_mark();
     const Tensor& logits = model_.forward(batch->images, Mode::Train);
     const LossResult loss = softmax_cross_entropy(logits, batch->labels, &grad_logits_);
     require_finite(loss.loss, epoch, global_step);
     add_straggler_delay(options_.compute_delay_seconds);
-    const auto backward_start = Clock::now();
+    const auto backward_start = phase_mark();
     model_.backward(grad_logits_);
-    const auto sync_start = Clock::now();
+    const auto sync_start = phase_mark();
     const SyncTimes sync = sync_.finish_step(model_, global_step);
-    const auto step_end = Clock::now();
+    const auto step_end = phase_mark();
     last_mark = step_end;
 
     const StepTimes times = phase_times({load_start, forward_start, backward_start, sync_start, step_end}, sync);
@@ -188,6 +191,11 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step, Clock::tim
   result.operators = operator_times_.by_kind();
   set_training_figures(result, loss_sum, correct);
   return result;
+}
+
+Clock::time_point Trainer::phase_mark() const {
+  if (DeviceBackend* device = model_.device()) device->synchronize();
+  return Clock::now();
 }
 
 Evaluation Trainer::evaluate(Loader& loader) {

@@ -95,6 +95,9 @@ class Trainer {
   // leaves), running loss and accuracy, images/s and the time left.
   void show_progress(int64_t epoch, int64_t steps_done, int64_t steps_to_run, const EpochResult& so_far,
                      const Evaluation& running);
+  // The clock at a phase boundary. A phase ends when its work is done, not when the host queued
+  // it: with the model on a device the clock is read once the device has finished what was queued.
+  std::chrono::steady_clock::time_point phase_mark() const;
 
   Model& model_;
   Loader& train_;

@@ -46,6 +46,7 @@ constexpr std::pair<const char*, double CommRecord::*> kCommFields[] = {
     {"comm_s", &CommRecord::comm_s},         {"comm_total_s", &CommRecord::comm_total_s},
     {"wait_s", &CommRecord::wait_s},         {"transfer_s", &CommRecord::transfer_s},
     {"push_s", &CommRecord::push_s},         {"pull_s", &CommRecord::pull_s},
+    {"d2h_s", &CommRecord::d2h_s},           {"h2d_s", &CommRecord::h2d_s},
     {"bytes_sent", &CommRecord::bytes_sent}, {"bytes_received", &CommRecord::bytes_received}};
 
 // Reports written before a field was recorded lack it; the comm split reads as zeros there.

@@ -30,6 +30,7 @@ struct PhaseRecord {
 // pull. Seconds and bytes, summed over an epoch's steps — or, in WorkerMeans, per step.
 struct CommRecord {
   double comm_s = 0.0, comm_total_s = 0.0, wait_s = 0.0, transfer_s = 0.0, push_s = 0.0, pull_s = 0.0;
+  double d2h_s = 0.0, h2d_s = 0.0;  // a model on a device: the arena's moves around a host transport
   double bytes_sent = 0.0, bytes_received = 0.0;
 };
 

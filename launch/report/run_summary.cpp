@@ -22,6 +22,7 @@ nlohmann::json sync_json(const SyncTimes& t) {
   return {{"comm_s", t.comm},         {"comm_total_s", t.comm_total}, {"update_s", t.update},
           {"wait_s", t.wait},         {"transfer_s", t.transfer},
           {"push_s", t.push},         {"pull_s", t.pull},
+          {"d2h_s", t.d2h},           {"h2d_s", t.h2d},
           {"bytes_sent", t.bytes_sent}, {"bytes_received", t.bytes_received}};
 }
 

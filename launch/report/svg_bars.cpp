@@ -1,5 +1,6 @@
 // Horizontal bar charts: the phases of a step stacked, and one quantity per run.
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -110,7 +111,11 @@ std::string value_bars_svg(const std::string& title, const std::vector<ValueBar>
     high = std::max(high, bar.value);
     if (bar.value > 0) low = low == 0 ? bar.value : std::min(low, bar.value);
   }
-  auto value_text = [&](double value) { return fmt::format("{:.{}f} {}", value, value < 10 ? 2 : 1, unit); };
+  // A whole number (a count of gradients, say) is shown as one: "9 gradients", not "9.00 gradients".
+  auto value_text = [&](double value) {
+    const int decimals = value == std::floor(value) ? 0 : value < 10 ? 2 : 1;
+    return fmt::format("{:.{}f} {}", value, decimals, unit);
+  };
   BarLayout layout = lay_out(canvas, title, labels, value_text(high));
   const ChartAxis axis =
       log_scale ? ChartAxis::logarithmic(low, high) : ChartAxis::linear(0, high, width > 700 ? 8 : 5);

@@ -64,6 +64,10 @@ ReportTable comm_table(const RunRecord& run) {
     add("wait ms (for the last rank)", [](const CommRecord& c) { return ms_text(c.wait_s); });
     add("transfer ms", [](const CommRecord& c) { return ms_text(c.transfer_s); });
   }
+  if (columns[0].d2h_s + columns[1].d2h_s + columns[0].h2d_s + columns[1].h2d_s > 0) {  // a model on a device
+    add("of which d2h ms (gradients to the host)", [](const CommRecord& c) { return ms_text(c.d2h_s); });
+    add("of which h2d ms (results to the device)", [](const CommRecord& c) { return ms_text(c.h2d_s); });
+  }
   add("sent per step", [](const CommRecord& c) { return bytes_text(c.bytes_sent); });
   add("received per step", [](const CommRecord& c) { return bytes_text(c.bytes_received); });
   table.note = "exposed is what the step waited for; total includes communication that overlapped backward";
