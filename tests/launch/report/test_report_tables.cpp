@@ -69,5 +69,35 @@ TEST(ReportTables, ComparisonRatiosAreRunOverBaseline) {
   EXPECT_EQ(cell(inverted, 0, "images/s ratio"), "0.25x");
 }
 
+// The rows of a table whose first cell starts with `label`.
+size_t rows_labelled(const ReportTable& table, const std::string& label) {
+  return static_cast<size_t>(std::count_if(table.rows.begin(), table.rows.end(), [&](const auto& row) {
+    return !row.empty() && row[0].rfind(label, 0) == 0;
+  }));
+}
+
+TEST(ReportTables, AModelOnADeviceShowsItsStagingAsPartsOfComm) {
+  RunRecord gpu = run_of("gpu", 10.0, 1000.0, 2);
+  gpu.epochs[0].comm.comm_s = gpu.epochs[0].comm.comm_total_s = 0.05;  // 10 steps: 5 ms each
+  gpu.epochs[0].comm.d2h_s = 0.02;
+  gpu.epochs[0].comm.h2d_s = 0.01;
+  const auto tables = single_run_tables(gpu, ReportSettings{});
+  const ReportTable* comm = table_titled(tables, "Communication");
+  ASSERT_NE(comm, nullptr);
+  ASSERT_EQ(rows_labelled(*comm, "of which d2h ms"), 1u);
+  ASSERT_EQ(rows_labelled(*comm, "of which h2d ms"), 1u);
+  for (const auto& row : comm->rows) {
+    if (row[0].rfind("of which d2h", 0) == 0) EXPECT_EQ(row[1], "2.000");
+    if (row[0].rfind("of which h2d", 0) == 0) EXPECT_EQ(row[1], "1.000");
+  }
+
+  // On the CPU nothing is staged, and the table says nothing of it.
+  const RunRecord cpu = run_of("cpu", 10.0, 1000.0, 2);
+  const auto cpu_tables = single_run_tables(cpu, ReportSettings{});
+  const ReportTable* cpu_comm = table_titled(cpu_tables, "Communication");
+  ASSERT_NE(cpu_comm, nullptr);
+  EXPECT_EQ(rows_labelled(*cpu_comm, "of which"), 0u);
+}
+
 }  // namespace
 }  // namespace dtbench
