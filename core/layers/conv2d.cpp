@@ -1,6 +1,7 @@
 #include "core/layers/conv2d.h"
 
 #include "core/kernels/conv_gemm.h"
+#include "core/kernels/conv_winograd.h"
 #include "core/util/error.h"
 
 namespace dtbench {
@@ -65,8 +66,12 @@ const Tensor& Conv2d::forward(const Tensor& input, Mode mode) {
   input_ = &input;
   const int64_t batch = input.dim(0);
   output_.resize({batch, out_channels_, out_height_, out_width_});
-  conv2d_forward(output_.data(), input.data(), weight_.value, has_bias_ ? bias_.value : nullptr,
-                 sizes(batch));
+  const float* bias = has_bias_ ? bias_.value : nullptr;
+  if (conv2d_winograd_applies(sizes(batch))) {
+    conv2d_winograd_forward(output_.data(), input.data(), weight_.value, bias, sizes(batch));
+  } else {
+    conv2d_forward(output_.data(), input.data(), weight_.value, bias, sizes(batch));
+  }
   return output_;
 }
 
@@ -80,8 +85,14 @@ Tensor& Conv2d::backward(Tensor& grad_output) {
     grad_input_.resize(input_->shape());
     dinp = grad_input_.data();
   }
-  conv2d_backward(dinp, weight_.grad, has_bias_ ? bias_.grad : nullptr, grad_output.data(),
-                  input_->data(), weight_.value, sizes(batch));
+  float* dbias = has_bias_ ? bias_.grad : nullptr;
+  if (conv2d_winograd_applies(sizes(batch))) {
+    conv2d_winograd_backward(dinp, weight_.grad, dbias, grad_output.data(), input_->data(),
+                             weight_.value, sizes(batch));
+  } else {
+    conv2d_backward(dinp, weight_.grad, dbias, grad_output.data(), input_->data(), weight_.value,
+                    sizes(batch));
+  }
   return grad_input_;
 }
 
