@@ -392,6 +392,7 @@ Tensor distinct_tensor(const Shape& shape, uint64_t seed) {
 const std::vector<PoolCase> kPoolCases = {
     {1, 1, 4, 4, 2, 2}, {2, 3, 6, 8, 2, 2}, {3, 2, 7, 9, 3, 2},
     {2, 2, 5, 6, 2, 1}, {1, 3, 9, 7, 3, 3}, {2, 1, 5, 5, 5, 1},
+    {8, 8, 32, 33, 2, 2},  // enough planes to be shared among threads (2x2 odd width)
 };
 
 TEST(MaxPool2d, MatchesReferenceAndFiniteDifferences) {
@@ -407,6 +408,27 @@ TEST(MaxPool2d, MatchesReferenceAndFiniteDifferences) {
     expect_close(layer.forward(x, Mode::Train), naive_pool(x, c, true), 0.0);
     ParamArena arena = bind_params(layer, ++seed);
     check_gradients(layer, arena, distinct_tensor({c.batch, c.channels, c.height, c.width}, ++seed));
+  }
+}
+
+// Ties go to the first maximum in window order, on the 2x2 stride-2 path as on the general one.
+TEST(MaxPool2d, TiesGoToTheFirstMaximumOfTheWindow) {
+  for (const int64_t kernel : {2, 3}) {
+    SCOPED_TRACE(kernel);
+    MaxPool2d layer(kernel, kernel);
+    layer.configure({1, 6, 6});
+    Tensor x({1, 1, 6, 6});
+    std::fill_n(x.data(), x.numel(), 1.0f);
+    const Tensor& y = layer.forward(x, Mode::Train);
+    Tensor g(y.shape());
+    std::fill_n(g.data(), g.numel(), 1.0f);
+    const Tensor& dx = layer.backward(g);
+    for (int64_t h = 0; h < 6; ++h) {
+      for (int64_t w = 0; w < 6; ++w) {
+        const bool first = h % kernel == 0 && w % kernel == 0;
+        EXPECT_EQ(dx.data()[h * 6 + w], first ? 1.0f : 0.0f) << h << "," << w;
+      }
+    }
   }
 }
 
