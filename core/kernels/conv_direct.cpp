@@ -7,6 +7,7 @@
 
 #include "core/kernels/conv_gemm.h"
 #include "core/kernels/group_threads.h"
+#include "core/kernels/vec8.h"
 
 // The per-sample kernels are built twice, for Haswell-class CPUs (AVX2, FMA) and for the baseline,
 // the loader picking one: the project builds without -march=native (the binary may run on other
@@ -111,19 +112,11 @@ void unpad(float* dinp, const float* din_pad, const ConvSizes& s, const Wide& w)
   }
 }
 
-// 8 floats in one (AVX) register or two (SSE) registers; loads and stores need only float
-// alignment. Explicit vectors keep a chunk's partial sums in registers across all taps (left to
-// itself, GCC kept some in memory and each tap waited on a store).
-typedef float Vec8 __attribute__((vector_size(32), aligned(4)));
-
-// Inlined into each clone, so that they take its instruction set (and no vector crosses a call).
-#define DTB_INLINE inline __attribute__((always_inline))
-DTB_INLINE Vec8 load(const float* at) { return *reinterpret_cast<const Vec8*>(at); }
-DTB_INLINE void store(float* at, Vec8 value) { *reinterpret_cast<Vec8*>(at) = value; }
-DTB_INLINE Vec8 broadcast(float value) { return Vec8{} + value; }
-DTB_INLINE float lane_sum(Vec8 v) {
-  return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-}
+using vec8::broadcast;
+using vec8::lane_sum;
+using vec8::load;
+using vec8::store;
+using vec8::Vec8;
 
 // out_wide (Cout, span) = the sample's output, a chunk (kChunk = 4 vectors) at a time summed over
 // every tap of every channel.
@@ -159,7 +152,7 @@ DTB_CLONES void forward_sample(float* out_wide, const float* in_pad, const float
 // dw (K) += the dot products of grad (span) with row shifted by 0..K−1: one pass over the plane
 // for a row of K taps, the gradient loaded once for all K, K vectors of partial sums.
 template <int K>
-DTB_INLINE void add_tap_row(float* dw, const float* grad, const float* row, int64_t span) {
+DTB_VEC8_INLINE void add_tap_row(float* dw, const float* grad, const float* row, int64_t span) {
   Vec8 acc[K] = {};
   for (int64_t i0 = 0; i0 < span; i0 += 8) {
     const Vec8 g = load(grad + i0);
@@ -169,7 +162,7 @@ DTB_INLINE void add_tap_row(float* dw, const float* grad, const float* row, int6
 }
 
 // The same for any k, one tap at a time.
-DTB_INLINE void add_tap_row(float* dw, const float* grad, const float* row, int64_t span,
+DTB_VEC8_INLINE void add_tap_row(float* dw, const float* grad, const float* row, int64_t span,
                             int64_t k) {
   for (int64_t kj = 0; kj < k; ++kj) {
     Vec8 a0 = {}, a1 = {};
