@@ -93,6 +93,26 @@ void position_products(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int64_t
   }
 }
 
+// dweight = Gᵀ (Σ shares) G, the threads' shares summed into the first (each a (16, Cout, C)
+// array; 16 MiB for 512 channels, so the sum is split among the threads and no other is made).
+void untransform_shares(float* dweight, std::vector<float*>& shares, const ConvSizes& sizes,
+                        int threads) {
+  const int64_t Cout = sizes.out_channels, C = sizes.in_channels;
+  std::erase(shares, nullptr);
+  if (shares.empty()) {  // no samples
+    std::fill_n(dweight, Cout * C * 9, 0.0f);
+    return;
+  }
+  float* total = shares.front();
+  const int64_t count = winograd::transformed_size(Cout, C);
+  for (size_t s = 1; s < shares.size(); ++s) {
+    const float* share = shares[s];
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (int64_t i = 0; i < count; ++i) total[i] += share[i];
+  }
+  winograd::untransform_filter_gradient(dweight, total, Cout, C);
+}
+
 }  // namespace
 
 bool conv2d_winograd_applies(const ConvSizes& sizes) {
@@ -144,7 +164,7 @@ void conv2d_winograd_backward(float* dinp, float* dweight, float* dbias, const f
   const int64_t groups = (sizes.batch + group - 1) / group;
   const GroupThreads threads(groups);
   // Each thread sums its groups' filter gradient apart; the shares are added below.
-  std::vector<const float*> shares(static_cast<size_t>(threads.count()), nullptr);
+  std::vector<float*> shares(static_cast<size_t>(threads.count()), nullptr);
 #pragma omp parallel num_threads(threads.count()) if (threads.count() > 1)
   {
     Workspace& ws = workspace();  // this thread's
@@ -172,15 +192,7 @@ void conv2d_winograd_backward(float* dinp, float* dweight, float* dbias, const f
     }
     if (!first) shares[static_cast<size_t>(omp_get_thread_num())] = dU;
   }
-  if (dweight != nullptr) {
-    const int64_t count = winograd::transformed_size(Cout, C);
-    std::vector<float> dU(static_cast<size_t>(count), 0.0f);
-    for (const float* share : shares) {
-      if (share == nullptr) continue;
-      for (int64_t i = 0; i < count; ++i) dU[static_cast<size_t>(i)] += share[i];
-    }
-    winograd::untransform_filter_gradient(dweight, dU.data(), Cout, C);
-  }
+  if (dweight != nullptr) untransform_shares(dweight, shares, sizes, threads.count());
   if (dbias != nullptr) conv2d_bias_gradient(dbias, dout, sizes);
 }
 
