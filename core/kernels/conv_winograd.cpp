@@ -47,10 +47,17 @@ float* grow(std::vector<float>& buffer, int64_t count) {
   return buffer.data();
 }
 
+// Threads for transforming the filters or their gradient, of `available`: worth starting only for
+// many filters (ResNet's 512-channel layers have 262,144; starting threads costs about what 4096
+// take).
+int filter_threads(const ConvSizes& sizes, int available) {
+  return sizes.out_channels * sizes.in_channels >= 4096 ? available : 1;
+}
+
 const float* transformed_filters(const float* weight, const ConvSizes& sizes) {
   const int64_t Cout = sizes.out_channels, C = sizes.in_channels;
   float* U = grow(workspace().filters, winograd::transformed_size(Cout, C));
-  winograd::transform_filters(U, weight, Cout, C);
+  winograd::transform_filters(U, weight, Cout, C, filter_threads(sizes, GroupThreads::available()));
   return U;
 }
 
@@ -93,8 +100,8 @@ void position_products(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int64_t
   }
 }
 
-// dweight = Gᵀ (Σ shares) G, the threads' shares summed into the first (each a (16, Cout, C)
-// array; 16 MiB for 512 channels, so the sum is split among the threads and no other is made).
+// dweight = Gᵀ (Σ shares) G on `threads` threads (OpenBLAS may be held at one meanwhile), the
+// threads' shares, each a (16, Cout, C) array (16 MiB for 512 channels), summed into the first.
 void untransform_shares(float* dweight, std::vector<float*>& shares, const ConvSizes& sizes,
                         int threads) {
   const int64_t Cout = sizes.out_channels, C = sizes.in_channels;
@@ -110,7 +117,7 @@ void untransform_shares(float* dweight, std::vector<float*>& shares, const ConvS
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (int64_t i = 0; i < count; ++i) total[i] += share[i];
   }
-  winograd::untransform_filter_gradient(dweight, total, Cout, C);
+  winograd::untransform_filter_gradient(dweight, total, Cout, C, filter_threads(sizes, threads));
 }
 
 }  // namespace

@@ -135,9 +135,11 @@ TileGrid tile_grid(const ConvSizes& sizes) {
   return {.rows = (sizes.out_height + 1) / 2, .columns = (sizes.out_width + 1) / 2};
 }
 
-void transform_filters(float* U, const float* weight, int64_t out_channels, int64_t in_channels) {
+void transform_filters(float* U, const float* weight, int64_t out_channels, int64_t in_channels,
+                       int threads) {
   const int64_t filters = out_channels * in_channels;
   const int64_t stride = position_stride(out_channels, in_channels);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (int64_t f = 0; f < filters; ++f) {
     const float* g = weight + f * 9;  // (3, 3)
     float t[4][3];                    // G g
@@ -157,9 +159,10 @@ void transform_filters(float* U, const float* weight, int64_t out_channels, int6
 }
 
 void untransform_filter_gradient(float* dweight, const float* dU, int64_t out_channels,
-                                 int64_t in_channels) {
+                                 int64_t in_channels, int threads) {
   const int64_t filters = out_channels * in_channels;
   const int64_t stride = position_stride(out_channels, in_channels);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (int64_t f = 0; f < filters; ++f) {
     float u[4][4];
     for (int p = 0; p < 16; ++p) u[p / 4][p % 4] = dU[p * stride + f];

@@ -39,12 +39,14 @@ struct TileGrid {
 
 TileGrid tile_grid(const ConvSizes& sizes);
 
-// U (16, Cout, C) = G g Gᵀ for every filter of weight (Cout, C, 3, 3).
-void transform_filters(float* U, const float* weight, int64_t out_channels, int64_t in_channels);
+// U (16, Cout, C) = G g Gᵀ for every filter of weight (Cout, C, 3, 3), the filters shared among
+// `threads` threads (262,144 filters in a 512-channel layer).
+void transform_filters(float* U, const float* weight, int64_t out_channels, int64_t in_channels,
+                       int threads);
 
 // weight (Cout, C, 3, 3) = Gᵀ dU G: the adjoint of transform_filters, written. dU as U.
 void untransform_filter_gradient(float* dweight, const float* dU, int64_t out_channels,
-                                 int64_t in_channels);
+                                 int64_t in_channels, int threads);
 
 // V (16, C, T) columns [t0, t0 + tiles) = Bᵀ d B for one sample inp (C, H, W); windows reaching
 // past the plane read zeros. T is V's row length.
