@@ -139,6 +139,12 @@ int64_t conv2d_winograd_group_size(const ConvSizes& sizes) {
   return (batch + groups - 1) / groups;  // even groups
 }
 
+int64_t conv2d_winograd_workspace_bytes() {
+  const Workspace& ws = workspace();
+  const size_t floats = ws.input.size() + ws.product.size() + ws.dU.size() + ws.filters.size();
+  return static_cast<int64_t>(floats * sizeof(float));
+}
+
 void conv2d_winograd_forward(float* out, const float* inp, const float* weight, const float* bias,
                              const ConvSizes& sizes) {
   const int64_t C = sizes.in_channels, Cout = sizes.out_channels;

@@ -33,4 +33,7 @@ void conv2d_winograd_backward(float* dinp, float* dweight, float* dbias, const f
 // How many samples one group (one sgemm per tile position) covers for these sizes.
 int64_t conv2d_winograd_group_size(const ConvSizes& sizes);
 
+// Bytes this thread's Winograd workspace holds now.
+int64_t conv2d_winograd_workspace_bytes();
+
 }  // namespace dtbench
