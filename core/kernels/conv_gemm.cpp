@@ -6,6 +6,7 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include "core/kernels/group_threads.h"
 #include "core/tensor/tensor.h"
 
 namespace dtbench {
@@ -37,31 +38,6 @@ float* grow(Tensor& buffer, int64_t count) {
   if (buffer.data() == nullptr || buffer.numel() < count) buffer.resize({count});
   return buffer.data();
 }
-
-// Sample groups are shared among the BLAS threads, each running a single-threaded sgemm on its
-// own groups, rather than one sgemm at a time spread over the threads by OpenBLAS: these
-// products are small, and OpenBLAS's threads scale poorly on them (measured on 2 cores with the
-// Cooperlake kernels, ResNet-sized 64x512x576 products: 2 threads x 1-thread sgemm 330 GFLOP/s,
-// one sgemm on 2 BLAS threads 146 GFLOP/s). While the groups run, OpenBLAS is held at one
-// thread; the setting is restored afterwards.
-class GroupThreads {
- public:
-  explicit GroupThreads(int64_t groups)
-      : blas_threads_(openblas_get_num_threads()),
-        threads_(static_cast<int>(std::min<int64_t>(blas_threads_, groups))) {
-    if (threads_ > 1) openblas_set_num_threads(1);
-  }
-  ~GroupThreads() {
-    if (threads_ > 1) openblas_set_num_threads(blas_threads_);
-  }
-  GroupThreads(const GroupThreads&) = delete;
-  GroupThreads& operator=(const GroupThreads&) = delete;
-  int count() const { return threads_; }
-
- private:
-  int blas_threads_;
-  int threads_;
-};
 
 bool is_pointwise(const ConvSizes& sizes) {
   return sizes.kernel == 1 && sizes.stride == 1 && sizes.padding == 0;
@@ -168,19 +144,6 @@ void add_weight_shares(float* dweight, const std::vector<const float*>& shares, 
   }
 }
 
-// dbias (Cout) = dout (B, Cout, P) summed over the batch and the plane.
-void bias_gradient(float* dbias, const float* dout, int64_t B, int64_t Cout, int64_t P) {
-  std::fill_n(dbias, Cout, 0.0f);
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t c = 0; c < Cout; ++c) {
-      const float* plane = dout + (b * Cout + c) * P;  // (P)
-      float sum = 0.0f;
-      for (int64_t p = 0; p < P; ++p) sum += plane[p];
-      dbias[c] += sum;
-    }
-  }
-}
-
 }  // namespace
 
 void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
@@ -235,7 +198,20 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
     if (!first) shares[static_cast<size_t>(thread)] = my_dweight;
   }
   if (threads.count() > 1) add_weight_shares(dweight, shares, Cout * K);
-  if (dbias != nullptr) bias_gradient(dbias, dout, B, Cout, P);
+  if (dbias != nullptr) conv2d_bias_gradient(dbias, dout, sizes);
+}
+
+void conv2d_bias_gradient(float* dbias, const float* dout, const ConvSizes& sizes) {
+  const int64_t B = sizes.batch, Cout = sizes.out_channels, P = sizes.out_plane();
+  std::fill_n(dbias, Cout, 0.0f);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t c = 0; c < Cout; ++c) {
+      const float* plane = dout + (b * Cout + c) * P;  // (P)
+      float sum = 0.0f;
+      for (int64_t p = 0; p < P; ++p) sum += plane[p];
+      dbias[c] += sum;
+    }
+  }
 }
 
 }  // namespace dtbench

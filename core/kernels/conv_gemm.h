@@ -31,6 +31,9 @@ void conv2d_forward(float* out, const float* inp, const float* weight, const flo
 void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                      const float* weight, const ConvSizes& sizes);
 
+// dbias (Cout) = dout (B, Cout, Ho, Wo) summed over the batch and the plane; written.
+void conv2d_bias_gradient(float* dbias, const float* dout, const ConvSizes& sizes);
+
 // How many samples one sgemm covers for these sizes (the G above).
 int64_t conv2d_group_size(const ConvSizes& sizes);
 

@@ -1,9 +1,30 @@
 #include "core/layers/conv2d.h"
 
+#include "core/kernels/conv_direct.h"
 #include "core/kernels/conv_gemm.h"
+#include "core/kernels/conv_winograd.h"
 #include "core/util/error.h"
 
 namespace dtbench {
+
+namespace {
+
+struct ConvKernels {
+  void (*forward)(float*, const float*, const float*, const float*, const ConvSizes&);
+  void (*backward)(float*, float*, float*, const float*, const float*, const float*,
+                   const ConvSizes&);
+};
+
+// The fastest path that applies (each measured against the others on the models' layers):
+// Winograd for 3x3 stride-1 layers with enough channels, direct loops for few channels, im2col +
+// sgemm for the rest.
+ConvKernels kernels_for(const ConvSizes& sizes) {
+  if (conv2d_winograd_applies(sizes)) return {conv2d_winograd_forward, conv2d_winograd_backward};
+  if (conv2d_direct_applies(sizes)) return {conv2d_direct_forward, conv2d_direct_backward};
+  return {conv2d_forward, conv2d_backward};
+}
+
+}  // namespace
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
                int64_t padding, bool bias, Init weight_init)
@@ -65,8 +86,9 @@ const Tensor& Conv2d::forward(const Tensor& input, Mode mode) {
   input_ = &input;
   const int64_t batch = input.dim(0);
   output_.resize({batch, out_channels_, out_height_, out_width_});
-  conv2d_forward(output_.data(), input.data(), weight_.value, has_bias_ ? bias_.value : nullptr,
-                 sizes(batch));
+  const float* bias = has_bias_ ? bias_.value : nullptr;
+  kernels_for(sizes(batch)).forward(output_.data(), input.data(), weight_.value, bias,
+                                    sizes(batch));
   return output_;
 }
 
@@ -80,8 +102,9 @@ Tensor& Conv2d::backward(Tensor& grad_output) {
     grad_input_.resize(input_->shape());
     dinp = grad_input_.data();
   }
-  conv2d_backward(dinp, weight_.grad, has_bias_ ? bias_.grad : nullptr, grad_output.data(),
-                  input_->data(), weight_.value, sizes(batch));
+  float* dbias = has_bias_ ? bias_.grad : nullptr;
+  kernels_for(sizes(batch)).backward(dinp, weight_.grad, dbias, grad_output.data(),
+                                     input_->data(), weight_.value, sizes(batch));
   return grad_input_;
 }
 

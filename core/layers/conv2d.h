@@ -7,8 +7,11 @@ struct ConvSizes;  // core/kernels/im2col.h
 
 // 2-D convolution, NCHW. Input (B, Cin, H, W), output (B, Cout, Ho, Wo) with
 // Ho = (H + 2·padding − kernel) / stride + 1. weight (Cout, Cin, k, k), bias (Cout) when enabled.
-// Forward: im2col + sgemm; backward: sgemm for the weight gradient, sgemm + col2im for the input
-// gradient. The column buffer is shared by all convolutions of a process (one workspace).
+// 3x3 stride-1 convolutions with 16 or more input channels run by Winograd's F(2x2, 3x3)
+// (core/kernels/conv_winograd.h), stride-1 ones with few channels by direct loops
+// (core/kernels/conv_direct.h), all others by im2col + sgemm (core/kernels/conv_gemm.h: forward
+// one sgemm, backward sgemm for the weight gradient and sgemm + col2im for the input gradient).
+// Each path's scratch is shared by all convolutions on a thread.
 class Conv2d : public Layer {
  public:
   Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride = 1,

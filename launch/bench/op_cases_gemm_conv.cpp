@@ -1,9 +1,11 @@
-// The compute-bound families: a plain sgemm, and the convolution's three passes.
+// The compute-bound families: a plain sgemm, and the convolution's three passes by im2col + sgemm
+// and by Winograd.
 #include <cblas.h>
 
 #include <memory>
 
 #include "core/kernels/conv_gemm.h"
+#include "core/kernels/conv_winograd.h"
 #include "core/util/error.h"
 #include "launch/bench/op_cases.h"
 #include "launch/bench/op_costs.h"
@@ -27,10 +29,17 @@ std::vector<OpPass> gemm_passes(const Shape& m_n_k) {
   return {{.name = "nn", .bound = Bound::Compute, .work = op_costs::gemm_flops(m, n, k), .run = run}};
 }
 
+namespace {
+
+using ConvForward = void (*)(float*, const float*, const float*, const float*, const ConvSizes&);
+using ConvBackward = void (*)(float*, float*, float*, const float*, const float*, const float*,
+                              const ConvSizes&);
+
 // The convolution kernels rather than the Conv2d layer: the layer's backward computes both
 // gradients in one call, while the kernel computes either alone, so each pass gets its own time.
-// No bias, as in ResNet's convolutions (a batch norm follows each).
-std::vector<OpPass> conv_passes(const Shape& s) {
+// No bias, as in ResNet's convolutions (a batch norm follows each). The work is the direct
+// convolution's either way, so a faster algorithm shows as more than 100% of the sgemm ceiling.
+std::vector<OpPass> conv_kernel_passes(const Shape& s, ConvForward forward, ConvBackward backward) {
   DTB_CHECK(s.size() == 8, "conv shape {}", shape_string(s));
   ConvSizes sizes{.batch = s[0],
                   .in_channels = s[1],
@@ -61,22 +70,31 @@ std::vector<OpPass> conv_passes(const Shape& s) {
       {.name = "fwd",
        .bound = Bound::Compute,
        .work = flops,
-       .run = [b, sizes] { conv2d_forward(b->output.data(), b->input.data(), b->weight.data(), nullptr, sizes); }},
+       .run = [b, sizes, forward] { forward(b->output.data(), b->input.data(), b->weight.data(), nullptr, sizes); }},
       {.name = "bwd-input",
        .bound = Bound::Compute,
        .work = flops,
-       .run = [b, sizes] {
-         conv2d_backward(b->grad_input.data(), nullptr, nullptr, b->grad_output.data(), b->input.data(),
+       .run = [b, sizes, backward] {
+         backward(b->grad_input.data(), nullptr, nullptr, b->grad_output.data(), b->input.data(),
                          b->weight.data(), sizes);
        }},
       {.name = "bwd-weight",
        .bound = Bound::Compute,
        .work = flops,
-       .run = [b, sizes] {
-         conv2d_backward(nullptr, b->grad_weight.data(), nullptr, b->grad_output.data(), b->input.data(),
+       .run = [b, sizes, backward] {
+         backward(nullptr, b->grad_weight.data(), nullptr, b->grad_output.data(), b->input.data(),
                          b->weight.data(), sizes);
        }},
   };
+}
+
+}  // namespace
+
+std::vector<OpPass> conv_passes(const Shape& s) { return conv_kernel_passes(s, conv2d_forward, conv2d_backward); }
+
+std::vector<OpPass> conv_winograd_passes(const Shape& s) {
+  DTB_CHECK(s.size() == 8 && s[5] == 3 && s[6] == 1, "conv_winograd shape {}: 3x3 stride 1 only", shape_string(s));
+  return conv_kernel_passes(s, conv2d_winograd_forward, conv2d_winograd_backward);
 }
 
 }  // namespace dtbench

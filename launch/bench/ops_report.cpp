@@ -52,7 +52,7 @@ std::string render_ops_text(const OpsReport& report) {
   out += gemm_line(report.ceilings) + stream_line(report.ceilings);
   out += "# GFLOP/s: 2 per multiply-add; GB/s: 1e9 B/s of compulsory traffic, each tensor read or written once "
          "(launch/op_costs.h)\n# % ceil: of the compute ceiling for GFLOP/s rows, of the memory ceiling for GB/s "
-         "rows; only gemm and conv run on several threads; each ceiling probe is the better of a run before and one "
+         "rows; only gemm and the convolutions run on several threads; each ceiling probe is the better of a run before and one "
          "after the operators\n";
   ReportTable table = titled_table("operator passes", {"op", "pass", "shape", "median ms", "rate", "unit", "% ceil"});
   for (const OpRow& row : report.rows) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/kernels/conv_gemm.h"
+#include "core/kernels/conv_winograd.h"
 #include "core/layers/conv2d.h"
 #include "core/layers/linear.h"
 #include "core/layers/pooling.h"
@@ -283,7 +284,7 @@ TEST(Conv2d, InputGradientAloneMatchesTheFullBackward) {
   }
 }
 
-// A ResNet-sized layer, several samples per sgemm. Spot-checks outputs, the input gradient by
+// A ResNet-sized layer, several samples per group. Spot-checks outputs, the input gradient by
 // adjointness (⟨conv(x), g⟩ = ⟨x, conv^T(g)⟩, linear in x) and the workspace bound.
 TEST(Conv2d, WideLayerMatchesReferenceAtSampledPoints) {
   const ConvCase c{64, 64, 8, 8, 64, 3, 1, 1, false};
@@ -310,8 +311,10 @@ TEST(Conv2d, WideLayerMatchesReferenceAtSampledPoints) {
   double weight_dot = 0.0;
   for (int64_t i = 0; i < params[0]->numel(); ++i) weight_dot += double(w[i]) * params[0]->grad[i];
   EXPECT_NEAR(forward_dot, weight_dot, 1e-4 * std::abs(forward_dot) + 1e-2);
-  EXPECT_GT(conv2d_workspace_bytes(), 0);
-  EXPECT_LE(conv2d_workspace_bytes(), int64_t{64} << 20);
+  // A 3x3 stride-1 layer with 64 channels runs by Winograd (conv_winograd.h); its workspace too
+  // stays bounded.
+  EXPECT_GT(conv2d_winograd_workspace_bytes(), 0);
+  EXPECT_LE(conv2d_winograd_workspace_bytes(), int64_t{64} << 20);
 }
 
 void expect_input_error(Layer& layer, const Shape& sample, const std::vector<std::string>& words) {
@@ -392,6 +395,7 @@ Tensor distinct_tensor(const Shape& shape, uint64_t seed) {
 const std::vector<PoolCase> kPoolCases = {
     {1, 1, 4, 4, 2, 2}, {2, 3, 6, 8, 2, 2}, {3, 2, 7, 9, 3, 2},
     {2, 2, 5, 6, 2, 1}, {1, 3, 9, 7, 3, 3}, {2, 1, 5, 5, 5, 1},
+    {8, 8, 32, 33, 2, 2},  // enough planes to be shared among threads (2x2 odd width)
 };
 
 TEST(MaxPool2d, MatchesReferenceAndFiniteDifferences) {
@@ -407,6 +411,27 @@ TEST(MaxPool2d, MatchesReferenceAndFiniteDifferences) {
     expect_close(layer.forward(x, Mode::Train), naive_pool(x, c, true), 0.0);
     ParamArena arena = bind_params(layer, ++seed);
     check_gradients(layer, arena, distinct_tensor({c.batch, c.channels, c.height, c.width}, ++seed));
+  }
+}
+
+// Ties go to the first maximum in window order, on the 2x2 stride-2 path as on the general one.
+TEST(MaxPool2d, TiesGoToTheFirstMaximumOfTheWindow) {
+  for (const int64_t kernel : {2, 3}) {
+    SCOPED_TRACE(kernel);
+    MaxPool2d layer(kernel, kernel);
+    layer.configure({1, 6, 6});
+    Tensor x({1, 1, 6, 6});
+    std::fill_n(x.data(), x.numel(), 1.0f);
+    const Tensor& y = layer.forward(x, Mode::Train);
+    Tensor g(y.shape());
+    std::fill_n(g.data(), g.numel(), 1.0f);
+    const Tensor& dx = layer.backward(g);
+    for (int64_t h = 0; h < 6; ++h) {
+      for (int64_t w = 0; w < 6; ++w) {
+        const bool first = h % kernel == 0 && w % kernel == 0;
+        EXPECT_EQ(dx.data()[h * 6 + w], first ? 1.0f : 0.0f) << h << "," << w;
+      }
+    }
   }
 }
 

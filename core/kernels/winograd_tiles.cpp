@@ -1,0 +1,298 @@
+#include "core/kernels/winograd_tiles.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/kernels/vec8.h"
+
+// The input and output transforms run 8 tiles at a time in vectors, built for AVX2 and for the
+// baseline, the loader picking one (the project builds without -march=native).
+#define DTB_CLONES __attribute__((target_clones("avx2", "default")))
+
+namespace dtbench::winograd {
+
+namespace {
+
+using vec8::Vec8;
+
+// Tile windows read from (and input gradients gather into) a zero-bordered copy of one plane,
+// (2·rows + 2, 2·columns + 2) with the plane at (pad, pad): no tile needs a bounds check.
+struct PaddedPlane {
+  std::vector<float> values;
+  int64_t width = 0;
+};
+
+PaddedPlane& padded_plane(const TileGrid& grid) {
+  thread_local PaddedPlane plane;
+  plane.width = 2 * grid.columns + 2;
+  plane.values.assign(static_cast<size_t>((2 * grid.rows + 2) * plane.width), 0.0f);
+  return plane;
+}
+
+// The 4x4 window at w (row stride `stride`) through Bᵀ · B: rows, then columns.
+void input_tile(float v[16], const float* w, int64_t stride) {
+  float t[4][4];
+  for (int j = 0; j < 4; ++j) {
+    const float d0 = w[j], d1 = w[stride + j], d2 = w[2 * stride + j], d3 = w[3 * stride + j];
+    t[0][j] = d0 - d2;
+    t[1][j] = d1 + d2;
+    t[2][j] = d2 - d1;
+    t[3][j] = d1 - d3;
+  }
+  for (int i = 0; i < 4; ++i) {
+    v[i * 4 + 0] = t[i][0] - t[i][2];
+    v[i * 4 + 1] = t[i][1] + t[i][2];
+    v[i * 4 + 2] = t[i][2] - t[i][1];
+    v[i * 4 + 3] = t[i][1] - t[i][3];
+  }
+}
+
+// input_tile for the 8 tiles whose windows start at w, w + 2, ..., w + 14: the windows' columns
+// are the even and odd floats of each row, so every product is a vector op and each of the 16
+// results is 8 consecutive tiles' values, stored at v[p] + 0..7 (p = 0..15, `stride` apart).
+DTB_VEC8_INLINE void input_tiles8(float* v, int64_t stride, const float* w, int64_t row_stride) {
+  Vec8 t[4][4];
+  Vec8 d[4][4];
+  for (int r = 0; r < 4; ++r) {
+    const float* row = w + r * row_stride;
+    d[r][0] = vec8::evens(row);
+    d[r][1] = vec8::odds(row);
+    d[r][2] = vec8::evens(row + 2);
+    d[r][3] = vec8::odds(row + 2);
+  }
+  for (int j = 0; j < 4; ++j) {
+    t[0][j] = d[0][j] - d[2][j];
+    t[1][j] = d[1][j] + d[2][j];
+    t[2][j] = d[2][j] - d[1][j];
+    t[3][j] = d[1][j] - d[3][j];
+  }
+  for (int i = 0; i < 4; ++i) {
+    vec8::store(v + (i * 4 + 0) * stride, t[i][0] - t[i][2]);
+    vec8::store(v + (i * 4 + 1) * stride, t[i][1] + t[i][2]);
+    vec8::store(v + (i * 4 + 2) * stride, t[i][2] - t[i][1]);
+    vec8::store(v + (i * 4 + 3) * stride, t[i][1] - t[i][3]);
+  }
+}
+
+// The adjoint of input_tile: adds B v Bᵀ onto the 4x4 window at w.
+void add_input_gradient_tile(float* w, int64_t stride, const float v[16]) {
+  float t[4][4];
+  for (int i = 0; i < 4; ++i) {
+    const float* r = v + i * 4;
+    t[i][0] = r[0];
+    t[i][1] = r[1] - r[2] + r[3];
+    t[i][2] = r[2] + r[1] - r[0];
+    t[i][3] = -r[3];
+  }
+  for (int j = 0; j < 4; ++j) {
+    w[j] += t[0][j];
+    w[stride + j] += t[1][j] - t[2][j] + t[3][j];
+    w[2 * stride + j] += t[2][j] + t[1][j] - t[0][j];
+    w[3 * stride + j] -= t[3][j];
+  }
+}
+
+// The output rows oh and oh + 1 (if inside Ho) of 8 whole tiles starting at column ow, from the
+// 16 positions' values of those tiles at m + p·stride + 0..7, plus shift.
+DTB_VEC8_INLINE void output_tiles8(float* plane, int64_t Wo, int64_t Ho, int64_t oh, int64_t ow,
+                                   const float* m, int64_t stride, float shift) {
+  Vec8 s[2][4];  // Aᵀ m
+  for (int j = 0; j < 4; ++j) {
+    const Vec8 m0 = vec8::load(m + j * stride), m1 = vec8::load(m + (4 + j) * stride);
+    const Vec8 m2 = vec8::load(m + (8 + j) * stride), m3 = vec8::load(m + (12 + j) * stride);
+    s[0][j] = m0 + m1 + m2;
+    s[1][j] = m1 - m2 - m3;
+  }
+  const Vec8 offset = vec8::broadcast(shift);
+  for (int i = 0; i < 2 && oh + i < Ho; ++i) {  // (Aᵀ m) A
+    vec8::store_interleaved(plane + (oh + i) * Wo + ow, s[i][0] + s[i][1] + s[i][2] + offset,
+                            s[i][1] - s[i][2] - s[i][3] + offset);
+  }
+}
+
+// input_tiles8 along one row of tiles, as far as whole groups of 8 go (the padded row holds
+// 2·columns + 2 floats); returns how many tiles it did. Only these loops are built per CPU: the
+// per-tile remainder ran several times slower as an AVX2 clone on small planes.
+DTB_CLONES int64_t input_tiles_by_8(float* v, int64_t stride, const float* window_row,
+                                    int64_t row_stride, int64_t columns) {
+  int64_t tx = 0;
+  for (; tx + 8 <= columns; tx += 8) input_tiles8(v + tx, stride, window_row + 2 * tx, row_stride);
+  return tx;
+}
+
+// output_tiles8 along one row of tiles, as far as groups of 8 whole tiles go; returns how many
+// tiles it did.
+DTB_CLONES int64_t output_tiles_by_8(float* plane, int64_t Wo, int64_t Ho, int64_t oh,
+                                     const float* m, int64_t stride, float shift) {
+  int64_t tx = 0;
+  for (; 2 * (tx + 8) <= Wo; tx += 8) output_tiles8(plane, Wo, Ho, oh, 2 * tx, m + tx, stride, shift);
+  return tx;
+}
+
+}  // namespace
+
+TileGrid tile_grid(const ConvSizes& sizes) {
+  return {.rows = (sizes.out_height + 1) / 2, .columns = (sizes.out_width + 1) / 2};
+}
+
+void transform_filters(float* U, const float* weight, int64_t out_channels, int64_t in_channels,
+                       int threads) {
+  const int64_t filters = out_channels * in_channels;
+  const int64_t stride = position_stride(out_channels, in_channels);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t f = 0; f < filters; ++f) {
+    const float* g = weight + f * 9;  // (3, 3)
+    float t[4][3];                    // G g
+    for (int j = 0; j < 3; ++j) {
+      t[0][j] = g[j];
+      t[1][j] = 0.5f * (g[j] + g[3 + j] + g[6 + j]);
+      t[2][j] = 0.5f * (g[j] - g[3 + j] + g[6 + j]);
+      t[3][j] = g[6 + j];
+    }
+    for (int i = 0; i < 4; ++i) {  // (G g) Gᵀ
+      U[(i * 4 + 0) * stride + f] = t[i][0];
+      U[(i * 4 + 1) * stride + f] = 0.5f * (t[i][0] + t[i][1] + t[i][2]);
+      U[(i * 4 + 2) * stride + f] = 0.5f * (t[i][0] - t[i][1] + t[i][2]);
+      U[(i * 4 + 3) * stride + f] = t[i][2];
+    }
+  }
+}
+
+void untransform_filter_gradient(float* dweight, const float* dU, int64_t out_channels,
+                                 int64_t in_channels, int threads) {
+  const int64_t filters = out_channels * in_channels;
+  const int64_t stride = position_stride(out_channels, in_channels);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t f = 0; f < filters; ++f) {
+    float u[4][4];
+    for (int p = 0; p < 16; ++p) u[p / 4][p % 4] = dU[p * stride + f];
+    float t[4][3];  // dU G
+    for (int i = 0; i < 4; ++i) {
+      t[i][0] = u[i][0] + 0.5f * (u[i][1] + u[i][2]);
+      t[i][1] = 0.5f * (u[i][1] - u[i][2]);
+      t[i][2] = 0.5f * (u[i][1] + u[i][2]) + u[i][3];
+    }
+    float* g = dweight + f * 9;  // Gᵀ (dU G)
+    for (int j = 0; j < 3; ++j) {
+      g[j] = t[0][j] + 0.5f * (t[1][j] + t[2][j]);
+      g[3 + j] = 0.5f * (t[1][j] - t[2][j]);
+      g[6 + j] = 0.5f * (t[1][j] + t[2][j]) + t[3][j];
+    }
+  }
+}
+
+void transform_input(float* V, int64_t T, int64_t t0, const float* inp, const ConvSizes& sizes) {
+  const TileGrid grid = tile_grid(sizes);
+  PaddedPlane& padded = padded_plane(grid);
+  const int64_t H = sizes.height, W = sizes.width, pad = sizes.padding, Wp = padded.width;
+  const int64_t stride = position_stride(sizes.in_channels, T);
+  for (int64_t c = 0; c < sizes.in_channels; ++c) {
+    const float* plane = inp + c * H * W;  // (H, W)
+    for (int64_t ih = 0; ih < H; ++ih) {
+      std::copy_n(plane + ih * W, W, padded.values.data() + (ih + pad) * Wp + pad);
+    }
+    float* row = V + c * T + t0;  // V[0][c][t0 ...]
+    for (int64_t ty = 0; ty < grid.rows; ++ty) {
+      int64_t tx = input_tiles_by_8(row + ty * grid.columns, stride,
+                                    padded.values.data() + 2 * ty * Wp, Wp, grid.columns);
+      for (; tx < grid.columns; ++tx) {
+        float v[16];
+        input_tile(v, padded.values.data() + 2 * ty * Wp + 2 * tx, Wp);
+        float* column = row + ty * grid.columns + tx;
+        for (int p = 0; p < 16; ++p) column[p * stride] = v[p];
+      }
+    }
+  }
+}
+
+void inverse_output(float* out, const float* M, int64_t T, int64_t t0, const float* bias,
+                    const ConvSizes& sizes) {
+  const TileGrid grid = tile_grid(sizes);
+  const int64_t Ho = sizes.out_height, Wo = sizes.out_width;
+  const int64_t stride = position_stride(sizes.out_channels, T);
+  for (int64_t co = 0; co < sizes.out_channels; ++co) {
+    const float shift = bias != nullptr ? bias[co] : 0.0f;
+    float* plane = out + co * Ho * Wo;  // (Ho, Wo)
+    const float* row = M + co * T + t0;
+    for (int64_t ty = 0; ty < grid.rows; ++ty) {
+      int64_t tx = output_tiles_by_8(plane, Wo, Ho, 2 * ty, row + ty * grid.columns, stride, shift);
+      for (; tx < grid.columns; ++tx) {
+        const float* column = row + ty * grid.columns + tx;
+        float s[2][4];  // Aᵀ m
+        for (int j = 0; j < 4; ++j) {
+          const float m0 = column[j * stride], m1 = column[(4 + j) * stride];
+          const float m2 = column[(8 + j) * stride], m3 = column[(12 + j) * stride];
+          s[0][j] = m0 + m1 + m2;
+          s[1][j] = m1 - m2 - m3;
+        }
+        const int64_t oh = 2 * ty, ow = 2 * tx;
+        for (int i = 0; i < 2 && oh + i < Ho; ++i) {  // (Aᵀ m) A
+          float* y = plane + (oh + i) * Wo + ow;
+          y[0] = s[i][0] + s[i][1] + s[i][2] + shift;
+          if (ow + 1 < Wo) y[1] = s[i][1] - s[i][2] - s[i][3] + shift;
+        }
+      }
+    }
+  }
+}
+
+void transform_output_gradient(float* dM, int64_t T, int64_t t0, const float* dout,
+                               const ConvSizes& sizes) {
+  const TileGrid grid = tile_grid(sizes);
+  const int64_t Ho = sizes.out_height, Wo = sizes.out_width;
+  const int64_t stride = position_stride(sizes.out_channels, T);
+  for (int64_t co = 0; co < sizes.out_channels; ++co) {
+    const float* plane = dout + co * Ho * Wo;  // (Ho, Wo)
+    float* row = dM + co * T + t0;
+    for (int64_t ty = 0; ty < grid.rows; ++ty) {
+      for (int64_t tx = 0; tx < grid.columns; ++tx) {
+        const int64_t oh = 2 * ty, ow = 2 * tx;
+        float y[2][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}};
+        for (int i = 0; i < 2 && oh + i < Ho; ++i) {
+          y[i][0] = plane[(oh + i) * Wo + ow];
+          if (ow + 1 < Wo) y[i][1] = plane[(oh + i) * Wo + ow + 1];
+        }
+        float r[4][2];  // A y
+        for (int b = 0; b < 2; ++b) {
+          r[0][b] = y[0][b];
+          r[1][b] = y[0][b] + y[1][b];
+          r[2][b] = y[0][b] - y[1][b];
+          r[3][b] = -y[1][b];
+        }
+        float* column = row + ty * grid.columns + tx;
+        for (int i = 0; i < 4; ++i) {  // (A y) Aᵀ
+          column[(i * 4 + 0) * stride] = r[i][0];
+          column[(i * 4 + 1) * stride] = r[i][0] + r[i][1];
+          column[(i * 4 + 2) * stride] = r[i][0] - r[i][1];
+          column[(i * 4 + 3) * stride] = -r[i][1];
+        }
+      }
+    }
+  }
+}
+
+void inverse_input_gradient(float* dinp, const float* dV, int64_t T, int64_t t0,
+                            const ConvSizes& sizes) {
+  const TileGrid grid = tile_grid(sizes);
+  PaddedPlane& padded = padded_plane(grid);
+  const int64_t H = sizes.height, W = sizes.width, pad = sizes.padding, Wp = padded.width;
+  const int64_t stride = position_stride(sizes.in_channels, T);
+  for (int64_t c = 0; c < sizes.in_channels; ++c) {
+    std::fill(padded.values.begin(), padded.values.end(), 0.0f);
+    const float* row = dV + c * T + t0;
+    for (int64_t ty = 0; ty < grid.rows; ++ty) {
+      for (int64_t tx = 0; tx < grid.columns; ++tx) {
+        const float* column = row + ty * grid.columns + tx;
+        float v[16];
+        for (int p = 0; p < 16; ++p) v[p] = column[p * stride];
+        add_input_gradient_tile(padded.values.data() + 2 * ty * Wp + 2 * tx, Wp, v);
+      }
+    }
+    float* plane = dinp + c * H * W;  // (H, W)
+    for (int64_t ih = 0; ih < H; ++ih) {
+      std::copy_n(padded.values.data() + (ih + pad) * Wp + pad, W, plane + ih * W);
+    }
+  }
+}
+
+}  // namespace dtbench::winograd

@@ -1,0 +1,75 @@
+// The Winograd F(2x2, 3x3) convolution (core/kernels/conv_winograd.h) against the im2col + sgemm
+// reference (conv_gemm.h): forward, input gradient and filter gradient on random shapes, at one
+// and two threads, within the fp32 rounding bound that support/conv_check.h explains.
+#include <gtest/gtest.h>
+
+#include "core/kernels/conv_winograd.h"
+#include "support/conv_check.h"
+
+namespace dtbench {
+namespace {
+
+using testing::BlasThreads;
+using testing::conv_sizes;
+
+// Odd and even planes, padding 0, 1 and 2, one sample and several (one sample per group, groups
+// of several samples, a short last group), channel counts from 1 to 64.
+const std::vector<ConvSizes>& cases() {
+  static const std::vector<ConvSizes> all = {
+      conv_sizes(1, 1, 5, 5, 1, 3, 1),    conv_sizes(2, 3, 7, 9, 4, 3, 1),
+      conv_sizes(3, 2, 8, 8, 5, 3, 0),    conv_sizes(1, 5, 9, 6, 3, 3, 0),
+      conv_sizes(4, 16, 4, 4, 8, 3, 1),   conv_sizes(5, 8, 11, 13, 16, 3, 1),
+      conv_sizes(2, 4, 6, 7, 2, 3, 2),    conv_sizes(3, 64, 5, 5, 32, 3, 1),
+      conv_sizes(37, 6, 8, 8, 6, 3, 1),   conv_sizes(2, 3, 47, 50, 5, 3, 1),
+      conv_sizes(9, 32, 3, 3, 16, 3, 1),  conv_sizes(1, 2, 3, 3, 2, 3, 0),
+  };
+  return all;
+}
+
+void check_cases(uint64_t seed) {
+  for (const ConvSizes& s : cases()) {
+    SCOPED_TRACE(testing::describe(s) + ", group " + std::to_string(conv2d_winograd_group_size(s)));
+    testing::expect_conv_matches_reference(conv2d_winograd_forward, conv2d_winograd_backward, s,
+                                           seed += 10);
+  }
+}
+
+TEST(ConvWinograd, MatchesIm2colOnOneThread) {
+  const BlasThreads threads(1);
+  check_cases(1000);
+}
+
+TEST(ConvWinograd, MatchesIm2colOnTwoThreads) {
+  const BlasThreads threads(2);
+  check_cases(2000);
+}
+
+TEST(ConvWinograd, CasesCoverEveryGrouping) {
+  const BlasThreads threads(1);
+  bool single = false, grouped = false, short_last = false;
+  for (const ConvSizes& s : cases()) {
+    const int64_t group = conv2d_winograd_group_size(s);
+    EXPECT_GE(group, 1);
+    EXPECT_LE(group, s.batch);
+    single |= s.batch > 1 && group == 1;
+    grouped |= group > 1;
+    short_last |= group > 1 && s.batch % group != 0;
+  }
+  EXPECT_TRUE(single && grouped && short_last) << single << grouped << short_last;
+}
+
+// Conv2d takes the path for ResNet's 3x3 stride-1 layers, not for its 3-channel stem (too thin a
+// product), strided or other kernels.
+TEST(ConvWinograd, AppliesToThreeByThreeStrideOneWithEnoughChannels) {
+  EXPECT_TRUE(conv2d_winograd_applies(conv_sizes(2, 64, 8, 8, 64, 3, 1)));
+  EXPECT_FALSE(conv2d_winograd_applies(conv_sizes(2, 3, 32, 32, 64, 3, 1)));
+  ConvSizes strided = conv_sizes(2, 64, 8, 8, 64, 3, 1);
+  strided.stride = 2;
+  EXPECT_FALSE(conv2d_winograd_applies(strided));
+  ConvSizes five = conv_sizes(2, 64, 8, 8, 64, 3, 1);
+  five.kernel = 5;
+  EXPECT_FALSE(conv2d_winograd_applies(five));
+}
+
+}  // namespace
+}  // namespace dtbench
