@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "allreduce/request_wait.h"
+#include "allreduce/shared_ring.h"
 #include "allreduce/watchdog.h"
 
 namespace dtbench {
 
 enum class AllreduceAlgorithm {
-  Ring,  // ours: reduce-scatter then allgather over point-to-point, chunk-pipelined (ring.cpp)
+  Ring,  // ours: reduce-scatter then allgather over point-to-point, chunk-pipelined (ring.cpp), or
+         // the same sums over shared memory when every rank is on one host (shared_ring.h)
   Mpi,   // the MPI library's own blocking MPI_Allreduce, its tuned baseline (under a watchdog)
 };
 
@@ -43,6 +45,8 @@ struct AllreduceOptions {
   // speed in Open MPI 4.1.
   Watchdog* watchdog = nullptr;
   AllreduceTraffic* traffic = nullptr;  // ring: adds what each step sends and receives, if set
+  // ring: the shared-memory path, opened on `comm` (SharedRing::open), or null for messages.
+  SharedRing* shared = nullptr;
 };
 
 // IoError when a peer does not answer before the deadline or an MPI call fails.

@@ -88,6 +88,11 @@ void AllreduceTransport::start(Model& model) {
       }
     }
   }
+  if (options_.algorithm == AllreduceAlgorithm::Ring) {
+    int64_t largest = 0;
+    for (const ArenaRange& bucket : buckets_) largest = std::max(largest, bucket.count);
+    shared_ = SharedRing::open(options_.ring_path, comm_, largest, wait_policy({}));
+  }
   const bool overlap = options_.overlap && world_ > 1;
   if (options_.overlap && !options_.threads_allowed) {
     spdlog::warn("MPI gave no MPI_THREAD_MULTIPLE: gradients are reduced after backward, without overlap");
@@ -102,11 +107,16 @@ void AllreduceTransport::start(Model& model) {
               {"bucket_bytes", options_.bucket_bytes},
               {"overlap", thread_.joinable()},
               {"chunk_bytes", options_.chunk_bytes},
+              {"ring_path", options_.algorithm != AllreduceAlgorithm::Ring ? "-"
+                            : shared_ ? "shared memory" : "messages"},
               {"timeout_seconds", options_.timeout_seconds},
               {"clock_offset_seconds", clock_offset_},
               {"clock_uncertainty_seconds", clock_uncertainty_},
               {"bytes_counted", options_.algorithm == AllreduceAlgorithm::Ring
-                                    ? "sent and received by the ring, counted as it posts them"
+                                    ? (shared_ ? "read by the peers out of this rank's shared-memory slot (sent) and "
+                                                 "by this rank out of theirs (received), as the message ring would "
+                                                 "send and receive them"
+                                               : "sent and received by the ring, counted as it posts them")
                                     : "algorithmic volume 2·K·(N−1)/N per rank each way (MPI_Allreduce's own "
                                       "algorithm, chosen by the MPI library, is not seen)"}};
 }
@@ -126,6 +136,7 @@ AllreduceOptions AllreduceTransport::bucket_options(Model& model, const ArenaRan
   o.scratch = &scratch_;
   o.watchdog = watchdog_.get();
   o.traffic = &traffic_;
+  o.shared = shared_.get();
   o.wait = wait_policy([this] {
     return fmt::format("rank {} at step {}; every rank had completed step {}", rank_, step_, step_ - 1);
   });
@@ -314,6 +325,10 @@ void AllreduceTransport::stop(Model& model) {
   wait_all({&request, 1}, wait_policy([this] {
              return fmt::format("rank {} at shut-down: gathering every rank's weights checksum", rank_);
            }));
+  if (shared_) {
+    shared_->release(wait_policy([this] { return fmt::format("rank {} at shut-down", rank_); }));
+    shared_.reset();
+  }
   std::vector<int> differing;
   for (int r = 0; r < world_; ++r) {
     if (all[static_cast<size_t>(r)] != all[0]) differing.push_back(r);

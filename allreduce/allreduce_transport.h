@@ -8,6 +8,9 @@
 // layers (as PyTorch DDP and Horovod do); the step then only waits for what is left ("exposed"
 // comm), and the report shows that beside the total.
 //
+// The ring takes shared memory when every rank is on one host (shared_ring.h: the same sums in the
+// same order, so the weights are bit for bit those of the message ring), unless told otherwise.
+//
 // Each step the ranks also exchange their arrival times at the synchronisation point, on clocks
 // aligned at start-up, which splits comm into wait (this rank waiting for the last to arrive) and
 // transfer (moving and reducing bytes), and names the slowest rank. The same alignment places the
@@ -33,6 +36,7 @@ struct AllreduceTransportOptions {
   int64_t bucket_bytes = 0;        // 0: one fused buffer
   bool overlap = false;            // reduce buckets during backward; needs bucket_bytes > 0
   int64_t chunk_bytes = 1 << 20;   // ring pipelining unit
+  RingPath ring_path = RingPath::Auto;  // ring: shared memory within one host, or messages
   double timeout_seconds = 60.0;   // a peer silent this long ends the run
   bool threads_allowed = true;     // MPI gave us MPI_THREAD_MULTIPLE
   std::function<bool()> stop_requested;
@@ -86,6 +90,7 @@ class AllreduceTransport final : public LocalUpdateTransport {
   std::vector<int> bucket_of_param_;    // by parameter index in the arena
   std::vector<int> params_in_bucket_;
   std::vector<float> scratch_;
+  std::unique_ptr<SharedRing> shared_;  // the ring's shared-memory path, when it takes it
   std::vector<double> arrivals_;        // every rank's arrival time this step, reused
   std::vector<CommSpan> spans_;         // this step's bucket reductions in the order done, one slot per bucket
   std::unique_ptr<Watchdog> watchdog_;  // for the blocking MPI_Allreduce, with MPI_THREAD_MULTIPLE

@@ -97,4 +97,9 @@ int wait_any(std::span<MPI_Request> requests, const WaitPolicy& policy) {
   return index == MPI_UNDEFINED ? -1 : index;
 }
 
+void wait_until(const std::function<bool()>& done, const WaitPolicy& policy) {
+  if (done()) return;
+  poll_until(done, policy);
+}
+
 }  // namespace dtbench

@@ -41,4 +41,8 @@ void wait_all(std::span<MPI_Request> requests, const WaitPolicy& policy);
 // Waits until one of `requests` completes and returns its index, or -1 when all are done.
 int wait_any(std::span<MPI_Request> requests, const WaitPolicy& policy);
 
+// Waits until `done()` returns true (a flag another process sets in shared memory, say), under the
+// same deadline, stop flag and peer watch as the waits on requests. IoError on timeout or stop.
+void wait_until(const std::function<bool()>& done, const WaitPolicy& policy);
+
 }  // namespace dtbench

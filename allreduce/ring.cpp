@@ -25,21 +25,15 @@
 
 #include "allreduce/allreduce.h"
 #include "allreduce/mpi_check.h"
+#include "allreduce/ring_segments.h"
 
 namespace dtbench {
 
 namespace {
 
-struct Segment {
-  int64_t offset = 0;
-  int64_t count = 0;
-};
+using Segment = RingSegment;
 
-Segment segment(int64_t count, int world, int index) {
-  const int64_t begin = count * index / world;
-  const int64_t end = count * (index + 1) / world;
-  return {begin, end - begin};
-}
+Segment segment(int64_t count, int world, int index) { return ring_segment(count, world, index); }
 
 int chunks_in(int64_t count, int64_t chunk) { return static_cast<int>((count + chunk - 1) / chunk); }
 
@@ -97,6 +91,10 @@ void ring_allreduce(const AllreduceOptions& o) {
   check_mpi(MPI_Comm_rank(o.comm, &rank), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(o.comm, &world), "MPI_Comm_size");
   if (world == 1 || o.count == 0) return;  // the sum of one is itself, and so is its average
+  if (o.shared != nullptr) {
+    o.shared->allreduce(o);
+    return;
+  }
   const int left = (rank + world - 1) % world;
   const int right = (rank + 1) % world;
 

@@ -104,6 +104,7 @@ void connect_over_mpi(const Blueprint& bp, const TrainOptions& options, const Wa
       {.bucket_bytes = static_cast<int64_t>(bp.comm.bucket_mb * (1 << 20)),
        .overlap = bp.comm.overlap,
        .chunk_bytes = bp.comm.chunk_kb * 1024,
+       .ring_path = parse_ring_path(bp.comm.ring_path),
        .timeout_seconds = bp.comm.timeout_s,
        .threads_allowed = worker.mpi->thread_multiple(),
        .stop_requested = [] { return stop_signal != 0; },

@@ -35,6 +35,7 @@ struct AllreduceBenchOptions {
   int warmup = 5;
   double target_ms = 200;
   int64_t chunk_kb = 1024;
+  std::string ring_path = "auto";
   double timeout_s = 60;
   std::string json;
 };
@@ -56,6 +57,7 @@ struct BenchContext {
   int world = 1;
   std::vector<float> buffer;   // the largest size's elements, reused by every size
   std::vector<float> scratch;  // the ring's receive buffer, reused likewise
+  std::unique_ptr<SharedRing> shared;  // the ring's shared-memory path, when it takes it
   WaitPolicy wait;
   Watchdog watchdog;           // keeps the deadline of the blocking MPI_Allreduce
 };
@@ -70,7 +72,8 @@ AllreduceOptions allreduce_options(BenchContext& c, AllreduceAlgorithm algorithm
           .tag = 0,
           .wait = c.wait,
           .scratch = &c.scratch,
-          .watchdog = &c.watchdog};
+          .watchdog = &c.watchdog,
+          .shared = c.shared.get()};
 }
 
 // The untimed verification run: returns the number of wrong elements over all ranks, and each
@@ -115,7 +118,8 @@ void print_header(const BenchContext& c, int hosts) {
   const auto& o = c.options;
   fmt::print("# dtbench bench allreduce: {} ranks on {} host(s); {}; {}\n", c.world, hosts, mpi_library_version(),
              mpi_thread_level());
-  fmt::print("# float32 sum (average=false); ring chunk {} KiB; warm-up {}; iterations {}\n", o.chunk_kb, o.warmup,
+  fmt::print("# float32 sum (average=false); ring over {} (--ring-path {}), chunk {} KiB; warm-up {}; iterations {}\n",
+             c.shared ? "shared memory" : "messages", o.ring_path, o.chunk_kb, o.warmup,
              o.iterations > 0 ? fmt::format("{}", o.iterations)
                               : fmt::format("automatic (about {} ms per size and algorithm)", o.target_ms));
   fmt::print("# time: the slowest rank's mean per iteration; p50/p99: over iterations, each taken at its slowest "
@@ -176,6 +180,7 @@ void write_json(const BenchContext& c, int hosts, const nlohmann::json& rows) {
       {"thread_level", mpi_thread_level()},
       {"algorithms", names},            {"datatype", "float32"},
       {"average", false},               {"chunk_bytes", c.options.chunk_kb * 1024},
+      {"ring_path", c.shared ? "shm" : "messages"},
       {"warmup", c.options.warmup},     {"iterations_requested", c.options.iterations},
       {"target_ms", c.options.target_ms},
       {"time", "slowest rank's mean per iteration"},
@@ -228,7 +233,11 @@ void run_allreduce_bench(const AllreduceBenchOptions& options) {
     }
     try {
       c.buffer.assign(static_cast<size_t>(sizes.back() / 4), 0.0f);
+      const bool ring = std::find(c.algorithms.begin(), c.algorithms.end(), AllreduceAlgorithm::Ring) !=
+                        c.algorithms.end();
+      if (ring) c.shared = SharedRing::open(parse_ring_path(options.ring_path), c.comm, sizes.back() / 4, c.wait);
       wrong = run_sizes(c, sizes, count_hosts(session, c.comm));
+      if (c.shared) c.shared->release(c.wait);
     } catch (const std::exception& error) {
       if (c.world == 1) throw;
       // The other ranks may be waiting for this one: end the job rather than leave them hanging.
@@ -258,6 +267,10 @@ void add_allreduce_bench(CLI::App& bench) {
   command->add_option("--target-ms", options->target_ms, "Automatic iteration count: time per size and algorithm")
       ->check(CLI::PositiveNumber);
   command->add_option("--chunk-kb", options->chunk_kb, "Ring: pipelining chunk in KiB")->check(CLI::PositiveNumber);
+  command->add_option("--ring-path", options->ring_path,
+                      "Ring: auto (shared memory when every rank is on one host), shm or messages")
+      ->check(CLI::IsMember({"auto", "shm", "messages"}))
+      ->capture_default_str();
   command->add_option("--timeout-s", options->timeout_s, "A peer silent this long ends the run with an error")
       ->check(CLI::PositiveNumber);
   command->add_option("--json", options->json, "Also write every number to this JSON file (rank 0)");

@@ -239,6 +239,7 @@ void read_comm_and_servers(Section& top, const std::string& source, Blueprint& b
   comm.read("bucket_mb", bp.comm.bucket_mb);
   comm.read("overlap", bp.comm.overlap);
   comm.read("chunk_kb", bp.comm.chunk_kb);
+  comm.read("ring_path", bp.comm.ring_path);
   comm.read("timeout_s", bp.comm.timeout_s);
   comm.read("iface", bp.comm.iface);
   comm.reject_unknown();
@@ -292,6 +293,7 @@ void check_ranges(const Blueprint& bp, const std::string& source) {
           std::to_string(bp.straggler.rank));
   require(bp.straggler.delay_ms >= 0, source, "straggler.delay_ms", "a number of milliseconds >= 0",
           fmt::format("{}", bp.straggler.delay_ms));
+  require_one_of(source, "comm.ring_path", bp.comm.ring_path, {"auto", "shm", "messages"});
   require_one_of(source, "transport", bp.transport, {"none", "ring", "mpi", "nccl", "ps-sync", "ps-async"});
   require_one_of(source, "device", bp.device, known_devices());
   require_one_of(source, "ps.placement", bp.ps.placement, {"balanced", "hash"});

@@ -93,6 +93,9 @@ TEST(Blueprint, WrongTypesAndRangesAreNamed) {
   EXPECT_NE(error_of("dataset: {cache: maybe}\n").find("true or false"), std::string::npos);
   EXPECT_NE(error_of("dataset: {format: png}\n").find("idx, cifar10, cifar100"), std::string::npos);
   EXPECT_NE(error_of("optimizer: {name: lamb}\n").find("sgd, adam"), std::string::npos);
+  EXPECT_NE(error_of("comm: {ring_path: tcp}\n").find("comm.ring_path"), std::string::npos);
+  EXPECT_NE(error_of("comm: {ring_path: tcp}\n").find("auto, shm, messages"), std::string::npos);
+  EXPECT_EQ(parse_blueprint("comm: {ring_path: messages}\n", "t.yaml", {}).comm.ring_path, "messages");
   EXPECT_NE(error_of("dataset: [1, 2]\n").find("a mapping"), std::string::npos);
   EXPECT_NE(error_of("model: [a]\n").find("key 'model'"), std::string::npos);
   EXPECT_NE(error_of("a: [\n").find("not valid YAML"), std::string::npos);

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -85,6 +86,29 @@ TEST_F(Distributed, RingAndMpiWithFourRanksMatchOneRankWithTheGlobalBatch) {
       EXPECT_LE(comm["comm_s"].get<double>(), total * (1 + 1e-9));
     }
   }
+}
+
+// On one host the ring takes shared memory unless told otherwise, and ends bit for bit where the
+// message ring ends (the same additions in the same order), buckets reduced during backward included.
+TEST_F(Distributed, TheRingOverSharedMemoryEndsWithTheMessageRingsWeightsBitForBit) {
+  const std::string settings = " --set steps=6 --set batch=16 --set save_weights=true --set transport=ring"
+                               " --set comm.bucket_mb=0.05 --set comm.overlap=true --set optimizer.lr=0.05";
+  std::vector<float> weights[2];
+  const char* paths[2] = {"messages", "auto"};
+  const char* taken[2] = {"messages", "shared memory"};
+  for (int k = 0; k < 2; ++k) {
+    const std::string output = std::string("path-") + paths[k];
+    const Outcome run = shell(mpirun(3) + common(output) + settings + " --set comm.ring_path=" + paths[k]);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    const fs::path dir = only_child(root_ / output);
+    const auto report = read_json(dir / "report.json");
+    EXPECT_EQ(report["transport_summary"]["ring_path"], taken[k]);
+    EXPECT_TRUE(report["transport_summary"]["weights_identical"].get<bool>());
+    weights[k] = read_weights(dir / "weights.bin");
+  }
+  ASSERT_FALSE(weights[0].empty());
+  ASSERT_EQ(weights[0].size(), weights[1].size());
+  EXPECT_EQ(std::memcmp(weights[0].data(), weights[1].data(), weights[0].size() * sizeof(float)), 0);
 }
 
 // The largest absolute difference between two weights files of the same model.
