@@ -9,6 +9,7 @@
 
 #include "core/util/clock.h"
 #include "core/util/error.h"
+#include "paramserver/memory_reuse.h"
 
 namespace dtbench {
 
@@ -128,6 +129,7 @@ void ParameterServer::start_serving() {
   // gRPC sets SO_REUSEPORT by default: a second server on a port in use would then start and take
   // part of the run's connections instead of failing.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  reuse_freed_memory();
   builder.AddListeningPort(options_.listen, make_server_credentials(options_.security), &port_);
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();

@@ -1,14 +1,19 @@
 #include "paramserver/ps_connection.h"
 
 #include <chrono>
+#include <future>
 #include <thread>
 
 #include <grpcpp/create_channel.h>
+#include <grpcpp/support/sync_stream.h>
 #include <grpcpp/support/channel_arguments.h>
+#include <spdlog/spdlog.h>
 
 #include "core/util/clock.h"
 #include "core/util/error.h"
 #include "paramserver/in_flight_calls.h"
+#include "paramserver/memory_reuse.h"
+#include "paramserver/wire_frames.h"
 
 namespace dtbench {
 
@@ -28,6 +33,22 @@ void set_deadline(grpc::ClientContext& context, double seconds) {
     throw InputError(message);
   }
   throw IoError(message);
+}
+
+// Push and Pull as raw methods: the worker writes and reads grpc::ByteBuffers itself
+// (wire_frames.h), as the generated stub would with protobuf messages, but without copying floats
+// into or out of protobuf strings. The names are ps.proto's; the server parses the same bytes.
+constexpr const char* kPushMethod = "/dtbench.ps.ParameterService/Push";
+constexpr const char* kPullMethod = "/dtbench.ps.ParameterService/Pull";
+
+// How long a push waits, after its call ended, for gRPC to let go of the gradient's memory (it
+// does once the bytes are written, normally before the server's answer has arrived).
+constexpr auto kReleaseWait = std::chrono::seconds(5);
+
+// Fulfils `released` when the last piece pointing into the gradient is let go (shared: a piece
+// gRPC lets go of later than kReleaseWait still finds it).
+std::shared_ptr<const void> release_signal(const std::shared_ptr<std::promise<void>>& released) {
+  return {nullptr, [released](const void*) { released->set_value(); }};
 }
 
 }  // namespace
@@ -62,9 +83,14 @@ PsConnection::PsConnection(ConnectionOptions options) : options_(std::move(optio
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  reuse_freed_memory();
   if (!options_.security.tls_target_name.empty()) args.SetSslTargetNameOverride(options_.security.tls_target_name);
   channel_ = grpc::CreateCustomChannel(options_.address, make_channel_credentials(options_.security), args);
   stub_ = ps::ParameterService::NewStub(channel_);
+  push_method_ = std::make_unique<grpc::internal::RpcMethod>(kPushMethod, grpc::internal::RpcMethod::CLIENT_STREAMING,
+                                                             channel_);
+  pull_method_ = std::make_unique<grpc::internal::RpcMethod>(kPullMethod, grpc::internal::RpcMethod::SERVER_STREAMING,
+                                                             channel_);
 }
 
 template <typename Attempt>
@@ -117,23 +143,32 @@ PushResult PsConnection::push(int worker, int64_t version, const KeyIndex& index
          const auto start = Clock::now();
          ps::PushReply reply;
          result.bytes_sent = 0;
-         auto writer = stub_->Push(&context, &reply);
-         SliceWriter slices(index, base, options_.max_message_bytes);
-         ps::PushChunk chunk;
-         bool first = true;
-         while (first || !slices.done()) {
-           first = false;
-           chunk.Clear();
-           chunk.set_worker(worker);
-           chunk.set_version(version);
-           slices.fill(chunk.mutable_slices());
-           result.bytes_sent += static_cast<int64_t>(chunk.ByteSizeLong());
-           if (!writer->Write(chunk)) break;  // the server ended the call; Finish says why
-         }
-         writer->WritesDone();
-         result.written_seconds = seconds_since(start);
-         const grpc::Status status = writer->Finish();
+         const auto released = std::make_shared<std::promise<void>>();
+         std::future<void> all_released = released->get_future();
+         grpc::Status status;
+         {
+           std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
+               grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(channel_.get(), *push_method_, &context,
+                                                                             &reply));
+           FrameWriter frames(index, base, options_.max_message_bytes, release_signal(released));
+           int64_t payload_bytes = 0;
+           bool first = true;
+           while (first || !frames.done()) {
+             first = false;
+             const grpc::ByteBuffer message = frames.next(kPushChunk, {{1, worker}, {2, version}}, &payload_bytes);
+             result.bytes_sent += static_cast<int64_t>(message.Length());
+             if (!writer->Write(message)) break;  // the server ended the call; Finish says why
+           }
+           writer->WritesDone();
+           result.written_seconds = seconds_since(start);
+           status = writer->Finish();
+         }  // the frame writer's own hold on the gradient goes with it
          result.replied_seconds = seconds_since(start);
+         // The caller may change the gradient once push returns: gRPC must be done reading it.
+         if (all_released.wait_for(kReleaseWait) != std::future_status::ready) {
+           spdlog::warn("parameter server {} (shard {}): gRPC still held the gradient {} s after the push ended",
+                        options_.address, options_.shard, kReleaseWait.count());
+         }
          result.version = reply.version();
          result.staleness = reply.staleness();
          return status;
@@ -148,19 +183,22 @@ PullResult PsConnection::pull(int worker, const KeyIndex& index, float* base) {
     const auto start = Clock::now();
     ps::PullRequest request;
     request.set_worker(worker);
-    auto reader = stub_->Pull(&context, request);
+    std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
+        grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(channel_.get(), *pull_method_, &context,
+                                                                      request));
     SliceAssembler assembler(index, base, /*require_finite=*/false);
-    ps::PullChunk chunk;
+    grpc::ByteBuffer message;
+    WireChunk chunk;
     bool first = true;
     result.bytes_received = 0;
-    while (problem.empty() && reader->Read(&chunk)) {
-      result.bytes_received += static_cast<int64_t>(chunk.ByteSizeLong());
-      if (first) result.version = chunk.version();
-      if (chunk.version() != result.version) problem = "the version changed in the middle of a pull";
+    while (problem.empty() && reader->Read(&message)) {
+      result.bytes_received += static_cast<int64_t>(message.Length());
+      problem = chunk.parse(message, kPullChunk);
+      const int64_t chunk_version = chunk.field(1);  // PullChunk.version
+      if (first) result.version = chunk_version;
+      if (problem.empty() && chunk_version != result.version) problem = "the version changed in the middle of a pull";
       first = false;
-      for (const ps::KeySlice& slice : chunk.slices()) {
-        if (problem.empty()) problem = assembler.absorb(slice);
-      }
+      if (problem.empty()) problem = chunk.absorb_into(assembler);
     }
     if (!problem.empty()) context.TryCancel();
     const grpc::Status status = reader->Finish();

@@ -11,6 +11,7 @@
 
 #include <grpcpp/channel.h>
 #include <grpcpp/client_context.h>
+#include <grpcpp/impl/rpc_method.h>
 
 #include "paramserver/ps.grpc.pb.h"
 #include "paramserver/security.h"
@@ -74,6 +75,9 @@ class PsConnection {
   ConnectionOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<ps::ParameterService::Stub> stub_;
+  // Push and Pull as raw calls (ps_connection.cpp says why).
+  std::unique_ptr<grpc::internal::RpcMethod> push_method_;
+  std::unique_ptr<grpc::internal::RpcMethod> pull_method_;
 };
 
 // "UNAVAILABLE", "ABORTED", ...

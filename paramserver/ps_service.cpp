@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "paramserver/tsan_annotations.h"
+#include "paramserver/wire_frames.h"
 
 namespace dtbench {
 
@@ -19,12 +20,24 @@ grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grp
 
 ps::Mode wire_mode(PsMode mode) { return mode == PsMode::Sync ? ps::SYNC : ps::ASYNC; }
 
+grpc::ByteBuffer serialized(const google::protobuf::MessageLite& message) {
+  const grpc::Slice slice(message.SerializeAsString());
+  return {&slice, 1};
+}
+
+bool parse(const grpc::ByteBuffer& buffer, google::protobuf::MessageLite& message) {
+  grpc::Slice whole;
+  if (buffer.Length() == 0) return message.ParseFromString("");
+  if (!buffer.DumpToSingleSlice(&whole).ok()) return false;
+  return message.ParseFromArray(whole.begin(), static_cast<int>(whole.size()));
+}
+
 // One push: reads the worker's gradient slices into a fresh buffer, checking each, and hands the
 // complete gradient to the updater; the call finishes when the updater has applied it (sync: when
 // every worker's gradient of that version is in) or refused it.
-class PushReactor final : public grpc::ServerReadReactor<ps::PushChunk> {
+class PushReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
-  PushReactor(PsService& service, grpc::CallbackServerContext& context, ps::PushReply* reply)
+  PushReactor(PsService& service, grpc::CallbackServerContext& context, grpc::ByteBuffer* reply)
       : parts_(service.parts()), reply_(reply) {
     if (grpc::Status status = service.admit(context); !status.ok()) {
       finish(status);
@@ -40,7 +53,7 @@ class PushReactor final : public grpc::ServerReadReactor<ps::PushChunk> {
       submit();
       return;
     }
-    parts_.traffic->bytes_in += static_cast<int64_t>(chunk_.ByteSizeLong());
+    parts_.traffic->bytes_in += static_cast<int64_t>(message_.Length());
     if (grpc::Status status = absorb(); !status.ok()) {
       refuse(status);
       return;
@@ -56,7 +69,7 @@ class PushReactor final : public grpc::ServerReadReactor<ps::PushChunk> {
  private:
   void start_read() {
     DTB_TSAN_RELEASE(this);
-    StartRead(&chunk_);
+    StartRead(&message_);
   }
   void finish(const grpc::Status& status) {
     DTB_TSAN_RELEASE(this);
@@ -64,19 +77,23 @@ class PushReactor final : public grpc::ServerReadReactor<ps::PushChunk> {
   }
 
   grpc::Status absorb() {
+    if (std::string problem = chunk_.parse(message_, kPushChunk); !problem.empty()) {
+      return invalid(fmt::format("malformed message: {}", problem));
+    }
+    const auto worker = static_cast<int32_t>(chunk_.field(1));  // PushChunk.worker is an int32
+    const int64_t version = chunk_.field(2);
     if (!assembler_) {
-      worker_ = chunk_.worker();
-      version_ = chunk_.version();
+      worker_ = worker;
+      version_ = version;
       if (grpc::Status status = parts_.roster->check_worker(worker_); !status.ok()) return status;
       buffer_ = parts_.updater->take_gradient_buffer();  // float_count floats, the shard's
       assembler_.emplace(*parts_.index, buffer_.get(), /*require_finite=*/true);
-    } else if (chunk_.worker() != worker_ || chunk_.version() != version_) {
+    } else if (worker != worker_ || version != version_) {
       return invalid(fmt::format("the push changed its header midway (worker {} -> {}, version {} -> {})", worker_,
-                                 chunk_.worker(), version_, chunk_.version()));
+                                 worker, version_, version));
     }
-    for (const ps::KeySlice& slice : chunk_.slices()) {
-      if (std::string problem = assembler_->absorb(slice); !problem.empty()) return invalid(problem);
-    }
+    message_.Clear();  // chunk_ holds the pieces it needs
+    if (std::string problem = chunk_.absorb_into(*assembler_); !problem.empty()) return invalid(problem);
     return grpc::Status::OK;
   }
 
@@ -86,8 +103,10 @@ class PushReactor final : public grpc::ServerReadReactor<ps::PushChunk> {
     Gradient gradient{worker_, version_, std::move(buffer_), SteadyClock::now()};
     parts_.updater->submit(std::move(gradient), [this](const PushOutcome& outcome) {
       if (outcome.status.ok()) {
-        reply_->set_version(outcome.version);
-        reply_->set_staleness(outcome.staleness);
+        ps::PushReply reply;
+        reply.set_version(outcome.version);
+        reply.set_staleness(outcome.staleness);
+        *reply_ = serialized(reply);
       }
       finish(outcome.status);
     });
@@ -104,8 +123,9 @@ class PushReactor final : public grpc::ServerReadReactor<ps::PushChunk> {
   }
 
   const ServiceParts& parts_;
-  ps::PushReply* reply_;
-  ps::PushChunk chunk_;
+  grpc::ByteBuffer* reply_;
+  grpc::ByteBuffer message_;
+  WireChunk chunk_;
   int worker_ = -1;
   int64_t version_ = 0;
   std::unique_ptr<float[]> buffer_;
@@ -114,11 +134,15 @@ class PushReactor final : public grpc::ServerReadReactor<ps::PushChunk> {
 
 // One pull: the values of one version (a snapshot shared with the other pulls of that version),
 // a message at a time; always at least one message, so the version arrives even for no keys.
-class PullReactor final : public grpc::ServerWriteReactor<ps::PullChunk> {
+class PullReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  PullReactor(PsService& service, grpc::CallbackServerContext& context, const ps::PullRequest& request)
+  PullReactor(PsService& service, grpc::CallbackServerContext& context, const grpc::ByteBuffer& message)
       : parts_(service.parts()) {
     grpc::Status status = service.admit(context);
+    ps::PullRequest request;
+    if (status.ok() && !parse(message, request)) {
+      status = {grpc::StatusCode::INVALID_ARGUMENT, fmt::format("shard {}: a malformed pull request", parts_.shard)};
+    }
     if (status.ok()) status = parts_.roster->check_worker(request.worker());
     if (!status.ok()) {
       ++parts_.traffic->rejected_calls;
@@ -127,7 +151,8 @@ class PullReactor final : public grpc::ServerWriteReactor<ps::PullChunk> {
     }
     ++parts_.traffic->pull_calls;
     snapshot_ = parts_.updater->snapshot();
-    writer_.emplace(*parts_.index, snapshot_->values.data(), parts_.max_message_bytes);
+    // The messages point into the snapshot, which each piece keeps alive until gRPC has sent it.
+    writer_.emplace(*parts_.index, snapshot_->values.data(), parts_.max_message_bytes, snapshot_);
     write_next();
   }
 
@@ -148,7 +173,7 @@ class PullReactor final : public grpc::ServerWriteReactor<ps::PullChunk> {
  private:
   void start_write() {
     DTB_TSAN_RELEASE(this);
-    StartWrite(&chunk_);
+    StartWrite(&message_);
   }
   void finish(const grpc::Status& status) {
     DTB_TSAN_RELEASE(this);
@@ -160,18 +185,17 @@ class PullReactor final : public grpc::ServerWriteReactor<ps::PullChunk> {
       finish(grpc::Status::OK);
       return;
     }
-    chunk_.Clear();
-    chunk_.set_version(snapshot_->version);
-    writer_->fill(chunk_.mutable_slices());
-    parts_.traffic->bytes_out += static_cast<int64_t>(chunk_.ByteSizeLong());
+    int64_t payload_bytes = 0;
+    message_ = writer_->next(kPullChunk, {{1, snapshot_->version}}, &payload_bytes);  // PullChunk.version
+    parts_.traffic->bytes_out += static_cast<int64_t>(message_.Length());
     sent_any_ = true;
     start_write();
   }
 
   const ServiceParts& parts_;
   std::shared_ptr<const Snapshot> snapshot_;
-  std::optional<SliceWriter> writer_;
-  ps::PullChunk chunk_;
+  std::optional<FrameWriter> writer_;
+  grpc::ByteBuffer message_;
   bool sent_any_ = false;
 };
 
@@ -209,12 +233,13 @@ grpc::ServerUnaryReactor* PsService::Register(grpc::CallbackServerContext* conte
   return finish(context, grpc::Status::OK);
 }
 
-grpc::ServerReadReactor<ps::PushChunk>* PsService::Push(grpc::CallbackServerContext* context, ps::PushReply* reply) {
+grpc::ServerReadReactor<grpc::ByteBuffer>* PsService::Push(grpc::CallbackServerContext* context,
+                                                           grpc::ByteBuffer* reply) {
   return new PushReactor(*this, *context, reply);
 }
 
-grpc::ServerWriteReactor<ps::PullChunk>* PsService::Pull(grpc::CallbackServerContext* context,
-                                                         const ps::PullRequest* request) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* PsService::Pull(grpc::CallbackServerContext* context,
+                                                            const grpc::ByteBuffer* request) {
   return new PullReactor(*this, *context, *request);
 }
 

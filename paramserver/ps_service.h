@@ -2,7 +2,9 @@
 // The gRPC face of one shard, on the callback API: one small reactor per streaming call (a Push
 // reads and checks slices into a fresh gradient buffer and hands the whole gradient to the
 // ShardUpdater; a Pull writes one version's values, a message at a time), unary calls answered
-// inline. Every call first checks the auth token. A malformed request (unknown key, wrong length,
+// inline. Push and Pull are raw methods (grpc::ByteBuffer in and out, wire_frames.h): floats are
+// copied once from gRPC's receive buffers into the gradient, and sent from the shared snapshot
+// itself, never through protobuf strings. Every call first checks the auth token. A malformed request (unknown key, wrong length,
 // wrong version, NaN / Inf, worker id out of range) is refused with INVALID_ARGUMENT before
 // anything reaches the values.
 #include <functional>
@@ -35,7 +37,10 @@ struct ServiceParts {
   std::function<bool(int worker)> shutdown;
 };
 
-class PsService final : public ps::ParameterService::CallbackService {
+using RawPushPullService = ps::ParameterService::WithRawCallbackMethod_Push<
+    ps::ParameterService::WithRawCallbackMethod_Pull<ps::ParameterService::CallbackService>>;
+
+class PsService final : public RawPushPullService {
  public:
   explicit PsService(ServiceParts parts);
 
@@ -45,9 +50,10 @@ class PsService final : public ps::ParameterService::CallbackService {
 
   grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* context, const ps::RegisterRequest* request,
                                      ps::RegisterReply* reply) override;
-  grpc::ServerReadReactor<ps::PushChunk>* Push(grpc::CallbackServerContext* context, ps::PushReply* reply) override;
-  grpc::ServerWriteReactor<ps::PullChunk>* Pull(grpc::CallbackServerContext* context,
-                                                const ps::PullRequest* request) override;
+  grpc::ServerReadReactor<grpc::ByteBuffer>* Push(grpc::CallbackServerContext* context,
+                                                  grpc::ByteBuffer* reply) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Pull(grpc::CallbackServerContext* context,
+                                                   const grpc::ByteBuffer* request) override;
   grpc::ServerUnaryReactor* Stats(grpc::CallbackServerContext* context, const ps::StatsRequest* request,
                                   ps::StatsReply* reply) override;
   grpc::ServerUnaryReactor* Checkpoint(grpc::CallbackServerContext* context, const ps::CheckpointRequest* request,

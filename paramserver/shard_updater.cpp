@@ -1,6 +1,7 @@
 #include "paramserver/shard_updater.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -25,6 +26,7 @@ ShardUpdater::ShardUpdater(ShardState initial, const OptimizerConfig& optimizer,
   optimizer_ = restore_optimizer(optimizer, initial);
   values_ = std::move(initial.values);
   version_ = initial.version;
+  publish_snapshot();
   const auto workers = static_cast<size_t>(options_.worker_count);
   arrived_.resize(workers);
   waiting_.resize(workers);
@@ -39,8 +41,9 @@ ShardUpdater::ShardUpdater(ShardState initial, const OptimizerConfig& optimizer,
 
 ShardUpdater::~ShardUpdater() {
   stop("the server is shutting down");
-  std::lock_guard lock(state_mutex_);  // the last pull's snapshot was made under it
+  std::lock_guard lock(state_mutex_);  // the last snapshot was published under it
   snapshot_.reset();
+  retired_.reset();
 }
 
 void ShardUpdater::submit(Gradient gradient, PushDone done) {
@@ -65,10 +68,29 @@ void ShardUpdater::worker_done(int worker) {
 
 std::shared_ptr<const Snapshot> ShardUpdater::snapshot() {
   std::lock_guard lock(state_mutex_);
-  if (snapshot_ == nullptr || snapshot_->version != version_) {
-    snapshot_ = std::make_shared<const Snapshot>(Snapshot{version_, values_});
-  }
   return snapshot_;
+}
+
+void ShardUpdater::publish_snapshot() {
+  std::shared_ptr<Snapshot> next;
+  {
+    std::lock_guard lock(state_mutex_);
+    // Pulls and gRPC's send buffers take their references under the lock or from a pull that
+    // holds one, so a count of one, read here, stays one.
+    if (retired_ != nullptr && retired_.use_count() == 1) {
+      // The last other holder let go with a release; this acquire orders its reads before the
+      // writes below.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      next = std::move(retired_);
+    }
+    retired_.reset();
+  }
+  if (next == nullptr) next = std::make_shared<Snapshot>();
+  // Only this thread writes values_, so it is read outside the lock.
+  next->version = version_;
+  next->values.assign(values_.begin(), values_.end());
+  std::lock_guard lock(state_mutex_);
+  retired_ = std::exchange(snapshot_, std::move(next));
 }
 
 ShardState ShardUpdater::state() const {
@@ -268,17 +290,26 @@ void ShardUpdater::apply_sync_step(Completions& completions) {
   const auto last_arrival = SteadyClock::now();
   const auto start = SteadyClock::now();
   UpdateTiming timing{.gather_start = step_started_, .aggregate_start = start};
-  // Sum in worker order, so the result does not depend on who arrived first.
-  sum_.assign(static_cast<size_t>(float_count_), 0.0f);
-  for (size_t w = 0; w < arrived_.size(); ++w) {
-    const float* gradient = arrived_[w].get();
-    if (gradient == nullptr) continue;  // dropped
-    for (int64_t i = 0; i < float_count_; ++i) sum_[static_cast<size_t>(i)] += gradient[i];
-  }
+  // Sum in worker order, so the result does not depend on who arrived first; from 0.0f and scaled
+  // after, element by element, in one pass.
   const int contributors = arrived_count_;
-  if (contributors > 1) {
-    const float scale = 1.0f / static_cast<float>(contributors);
-    for (float& value : sum_) value *= scale;
+  const float scale = contributors > 1 ? 1.0f / static_cast<float>(contributors) : 1.0f;
+  std::vector<const float*> gradients;
+  for (const auto& gradient : arrived_) {
+    if (gradient != nullptr) gradients.push_back(gradient.get());  // null: dropped
+  }
+  sum_.resize(static_cast<size_t>(float_count_));
+  constexpr int64_t kBlock = 4096;  // floats summed per pass over the workers: stays in L1
+  for (int64_t begin = 0; begin < float_count_; begin += kBlock) {
+    const int64_t end = std::min(begin + kBlock, float_count_);
+    float* sum = sum_.data();
+    for (int64_t i = begin; i < end; ++i) sum[i] = 0.0f;
+    for (const float* gradient : gradients) {
+      for (int64_t i = begin; i < end; ++i) sum[i] += gradient[i];
+    }
+    if (contributors > 1) {
+      for (int64_t i = begin; i < end; ++i) sum[i] *= scale;
+    }
   }
   timing.aggregate_end = SteadyClock::now();
   timing.gradients = contributors;
@@ -373,8 +404,8 @@ std::string ShardUpdater::apply(std::span<const float> gradient, UpdateTiming& t
   }
   timing.apply_start = SteadyClock::now();
   // The update can still overflow (a finite gradient times the learning rate, momentum): the
-  // state before it is kept to put back. Copied outside the lock: only this thread writes it.
-  backup_values_.assign(values_.begin(), values_.end());
+  // state before it is kept to put back — the values are in snapshot_ already, the optimizer's
+  // state is copied outside the lock (only this thread writes it).
   const std::span<const float> state = optimizer_->state();
   backup_state_.assign(state.begin(), state.end());
   const int64_t steps = optimizer_->steps_taken();
@@ -385,12 +416,16 @@ std::string ShardUpdater::apply(std::span<const float> gradient, UpdateTiming& t
     if (bad_value >= 0 || bad_state >= 0) {
       const std::string where = bad_value >= 0 ? fmt::format("value {} of the shard", bad_value)
                                                : fmt::format("optimizer state {} of the shard", bad_state);
-      values_.swap(backup_values_);
+      values_.assign(snapshot_->values.begin(), snapshot_->values.end());
       optimizer_->restore(backup_state_, steps);
       return fmt::format("would make {} not finite", where);
     }
     ++version_;
     ++stats_.updates_applied;
+  }
+  publish_snapshot();
+  {
+    std::lock_guard lock(state_mutex_);
     timing.apply_end = SteadyClock::now();
     stats_.apply.add(seconds_between(timing.apply_start, timing.apply_end));
   }

@@ -152,6 +152,9 @@ class ShardUpdater {
   int64_t pushes_ahead(int worker) const;
   void release_held(Completions& completions);
   void maybe_checkpoint();
+  // snapshot_ := the values of version_, in retired_'s memory when no pull holds it any more (a
+  // large shard's snapshot would otherwise be mapped afresh, page fault by page fault, each step).
+  void publish_snapshot();
 
   const ShardUpdaterOptions options_;
   const int64_t float_count_;
@@ -164,7 +167,9 @@ class ShardUpdater {
   std::vector<float> values_;
   std::unique_ptr<Optimizer> optimizer_;
   int64_t version_ = 0;
-  std::shared_ptr<const Snapshot> snapshot_;
+  // Always the values of version_: made by the update thread after every update, so pulls only
+  // take a reference, and a refused update puts the values back from it.
+  std::shared_ptr<Snapshot> snapshot_;
   UpdateStats stats_;
 
   // The queue between gRPC threads and the update thread.
@@ -182,7 +187,8 @@ class ShardUpdater {
   int participants_ = 0;            // sync: workers a step waits for
   SteadyClock::time_point step_started_;
   std::vector<float> sum_;
-  std::vector<float> backup_values_, backup_state_;  // apply: what a refused update puts back
+  std::vector<float> backup_state_;  // apply: the optimizer state a refused update puts back
+  std::shared_ptr<Snapshot> retired_;  // the snapshot before snapshot_: reused once no pull holds it
   std::vector<int64_t> pushes_of_;  // async: per worker
   std::vector<bool> active_;        // async: not yet done
   std::vector<std::optional<Held>> held_;  // async: per worker

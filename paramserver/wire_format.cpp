@@ -1,10 +1,11 @@
 #include "paramserver/wire_format.h"
 
-#include <cmath>
 #include <cstring>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "paramserver/finite_check.h"
 
 namespace dtbench {
 
@@ -58,30 +59,34 @@ SliceAssembler::SliceAssembler(const KeyIndex& index, float* base, bool require_
     : index_(index), base_(base), require_finite_(require_finite), received_(index.keys.size(), 0) {}
 
 std::string SliceAssembler::absorb(const ps::KeySlice& slice) {
-  const auto found = index_.position.find(slice.key());
-  if (found == index_.position.end()) return fmt::format("key {} does not belong to this shard", slice.key());
-  const size_t k = found->second;
   const std::string& data = slice.data();
-  if (data.size() % sizeof(float) != 0) {
-    return fmt::format("key {}: {} bytes is not a whole number of float32 values", slice.key(), data.size());
+  return absorb(slice.key(), slice.float_offset(), data.size(),
+                [&](char* target) { std::memcpy(target, data.data(), data.size()); });
+}
+
+std::string SliceAssembler::absorb(int64_t key, int64_t float_offset, size_t bytes,
+                                   const std::function<void(char*)>& fill) {
+  const auto found = index_.position.find(key);
+  if (found == index_.position.end()) return fmt::format("key {} does not belong to this shard", key);
+  const size_t k = found->second;
+  if (bytes % sizeof(float) != 0) {
+    return fmt::format("key {}: {} bytes is not a whole number of float32 values", key, bytes);
   }
-  const auto float_count = static_cast<int64_t>(data.size() / sizeof(float));
-  if (slice.float_offset() != received_[k]) {
+  const auto float_count = static_cast<int64_t>(bytes / sizeof(float));
+  if (float_offset != received_[k]) {
     return fmt::format("key {}: slice starts at float {} but {} floats of it have arrived (slices must come in "
                        "order, once)",
-                       slice.key(), slice.float_offset(), received_[k]);
+                       key, float_offset, received_[k]);
   }
-  if (slice.float_offset() + float_count > index_.float_counts[k]) {
-    return fmt::format("key {}: wrong length: floats up to {} sent, the key has {}", slice.key(),
-                       slice.float_offset() + float_count, index_.float_counts[k]);
+  if (float_offset + float_count > index_.float_counts[k]) {
+    return fmt::format("key {}: wrong length: floats up to {} sent, the key has {}", key, float_offset + float_count,
+                       index_.float_counts[k]);
   }
-  float* target = base_ + index_.offsets[k] + slice.float_offset();
-  std::memcpy(target, data.data(), data.size());
+  float* target = base_ + index_.offsets[k] + float_offset;
+  fill(reinterpret_cast<char*>(target));
   if (require_finite_) {
-    for (int64_t i = 0; i < float_count; ++i) {
-      if (!std::isfinite(target[i])) {
-        return fmt::format("key {}: non-finite value {} at float {}", slice.key(), target[i], slice.float_offset() + i);
-      }
+    if (const int64_t at = first_non_finite({target, static_cast<size_t>(float_count)}); at >= 0) {
+      return fmt::format("key {}: non-finite value {} at float {}", key, target[at], float_offset + at);
     }
   }
   received_[k] += float_count;

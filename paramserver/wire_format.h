@@ -4,6 +4,7 @@
 // slices in order, no gaps, no overlap, nothing past the key's end, optionally no NaN / Inf).
 // The same code serves both directions: workers push gradients and servers stream values.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -52,6 +53,9 @@ class SliceAssembler {
   // "" when the slice fits; otherwise what is wrong with it (and nothing was written for it
   // beyond the buffer it targets).
   std::string absorb(const ps::KeySlice& slice);
+  // The same for a slice of `bytes` bytes read in place: `fill(target)` copies them to `target`
+  // once the slice has been found to fit.
+  std::string absorb(int64_t key, int64_t float_offset, size_t bytes, const std::function<void(char*)>& fill);
   // "" when every key has all its floats; otherwise which are missing.
   std::string incomplete() const;
 

@@ -40,6 +40,7 @@
 #include "core/util/error.h"
 #include "launch/bench/byte_sizes.h"
 #include "launch/bench/ps_rounds.h"
+#include "launch/bench/tcp_loopback.h"
 #include "paramserver/parameter_server.h"
 #include "paramserver/for_each_shard.h"
 #include "paramserver/ps_client.h"
@@ -65,10 +66,11 @@ struct SizeResult {
   double pull_seconds = 0;
   double gbps = 0;          // 2 · bytes / mean_seconds / 1e9
   int64_t wrong_count = 0;  // over every worker's pulled values in the check round
+  TcpRoundResult tcp;       // the same payload echoed over one plain TCP loopback connection
 };
 
 SizeResult summarise(const std::vector<std::vector<RoundTimes>>& timed, int64_t bytes, int64_t wrong) {
-  SizeResult r{.bytes = bytes, .iterations = static_cast<int>(timed[0].size()), .wrong_count = wrong};
+  SizeResult r{.bytes = bytes, .iterations = static_cast<int>(timed[0].size()), .wrong_count = wrong, .tcp = {}};
   std::vector<double> slowest(timed[0].size(), 0.0);
   double count = 0;
   for (const auto& rounds : timed) {
@@ -155,15 +157,21 @@ void print_header(const PsBenchOptions& o) {
   fmt::print("# GB/s = 2 * size / time, 1e9 B/s (bytes pushed plus pulled per worker). Against bench allreduce of the "
              "same size: compare time; as a rate, GB/s / 2 (sent per worker) is the counterpart of busbw "
              "(= algbw * 2(n-1)/n, sent per rank). check: wrong values after the untimed check round\n");
-  fmt::print("{:>10}  {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5}\n", "size", "iters", "time us", "p50 us",
-             "p99 us", "push us", "wait us", "pull us", "GB/s", "check");
+  fmt::print("# tcp: the same size sent to an echo thread and back over one plain TCP loopback connection in this "
+             "process, measured right after the row (no gRPC, no update): tcp us per round, tcp GB/s as above; "
+             "%tcp = GB/s / tcp GB/s; x tcp = time / tcp us (for small sizes: rounds per TCP round trip)\n");
+  fmt::print("{:>10}  {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5} {:>9} {:>7} {:>5} {:>6}\n", "size",
+             "iters", "time us", "p50 us", "p99 us", "push us", "wait us", "pull us", "GB/s", "check", "tcp us",
+             "tcp GB/s", "%tcp", "x tcp");
 }
 
 void print_row(const SizeResult& r) {
-  fmt::print("{:>10}  {:>6} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>7.3f} {:>5}\n",
+  fmt::print("{:>10}  {:>6} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>7.3f} {:>5} {:>9.1f} {:>7.3f} "
+             "{:>4.0f}% {:>6.2f}\n",
              size_text(r.bytes), r.iterations, 1e6 * r.mean_seconds, 1e6 * r.p50_seconds, 1e6 * r.p99_seconds,
              1e6 * r.push_seconds, 1e6 * r.wait_seconds, 1e6 * r.pull_seconds, r.gbps,
-             r.wrong_count == 0 ? std::string("ok") : fmt::format("{}", r.wrong_count));
+             r.wrong_count == 0 ? std::string("ok") : fmt::format("{}", r.wrong_count), 1e6 * r.tcp.mean_seconds,
+             r.tcp.gbps, 100.0 * r.gbps / r.tcp.gbps, r.mean_seconds / r.tcp.mean_seconds);
   std::fflush(stdout);  // rows as they complete
 }
 
@@ -179,7 +187,12 @@ nlohmann::json row_json(const SizeResult& r) {
           {"wait_us", 1e6 * r.wait_seconds},
           {"pull_us", 1e6 * r.pull_seconds},
           {"gbps", r.gbps},
-          {"wrong_elements", r.wrong_count}};
+          {"wrong_elements", r.wrong_count},
+          {"tcp_iterations", r.tcp.iterations},
+          {"tcp_us", 1e6 * r.tcp.mean_seconds},
+          {"tcp_gbps", r.tcp.gbps},
+          {"gbps_over_tcp", r.gbps / r.tcp.gbps},
+          {"time_over_tcp", r.mean_seconds / r.tcp.mean_seconds}};
 }
 
 void write_json(const PsBenchOptions& o, const nlohmann::json& rows) {
@@ -197,6 +210,7 @@ void write_json(const PsBenchOptions& o, const nlohmann::json& rows) {
       {"target_ms", o.target_ms},
       {"time", "slowest worker's mean round (push + wait + pull)"},
       {"gbps", "2 * bytes / time: pushed plus pulled per worker"},
+      {"tcp", "the same bytes to an echo thread and back over one plain TCP loopback connection, same run"},
       {"rows", rows}};
   std::ofstream file(o.json);
   file << report.dump(2) << "\n";
@@ -236,6 +250,7 @@ void run_ps_bench(PsBenchOptions o, bool sizes_given, bool shards_given) {
     } else {
       result = bench_size(o, o.servers, [] {});
     }
+    if (result.bytes > 0) result.tcp = measure_tcp_rounds(result.bytes, o.target_ms, o.warmup);
     print_row(result);
     rows.push_back(row_json(result));
     wrong += result.wrong_count;
