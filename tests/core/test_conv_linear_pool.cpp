@@ -311,8 +311,7 @@ TEST(Conv2d, WideLayerMatchesReferenceAtSampledPoints) {
   double weight_dot = 0.0;
   for (int64_t i = 0; i < params[0]->numel(); ++i) weight_dot += double(w[i]) * params[0]->grad[i];
   EXPECT_NEAR(forward_dot, weight_dot, 1e-4 * std::abs(forward_dot) + 1e-2);
-  // A 3x3 stride-1 layer with 64 channels runs by Winograd (conv_winograd.h); its workspace too
-  // stays bounded.
+  // A 3x3 stride-1 layer of 64 channels runs by Winograd; its workspace stays bounded too.
   EXPECT_GT(conv2d_winograd_workspace_bytes(), 0);
   EXPECT_LE(conv2d_winograd_workspace_bytes(), int64_t{64} << 20);
 }
