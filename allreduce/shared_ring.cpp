@@ -195,7 +195,6 @@ float* SharedRing::slot(int rank) const {
   return reinterpret_cast<float*>(bases_[static_cast<size_t>(rank)] + kHeaderBytes);
 }
 
-
 struct SharedRing::Waiting {
   const char* what = "";  // what the peer is to do
   int64_t round = 0;
