@@ -89,9 +89,7 @@ void AllreduceTransport::start(Model& model) {
     }
   }
   if (options_.algorithm == AllreduceAlgorithm::Ring) {
-    int64_t largest = 0;
-    for (const ArenaRange& bucket : buckets_) largest = std::max(largest, bucket.count);
-    shared_ = SharedRing::open(options_.ring_path, comm_, largest, wait_policy({}));
+    shared_ = SharedRing::open(options_.ring_path, comm_, options_.chunk_bytes, wait_policy({}));
   }
   const bool overlap = options_.overlap && world_ > 1;
   if (options_.overlap && !options_.threads_allowed) {
@@ -140,6 +138,10 @@ AllreduceOptions AllreduceTransport::bucket_options(Model& model, const ArenaRan
   o.wait = wait_policy([this] {
     return fmt::format("rank {} at step {}; every rank had completed step {}", rank_, step_, step_ - 1);
   });
+  // After backward, on the training thread, with a core per rank: nothing else needs the core.
+  if (!thread_.joinable() && shared_ && world_ <= static_cast<int>(std::thread::hardware_concurrency())) {
+    o.wait.spin_seconds = 0.01;
+  }
   return o;
 }
 

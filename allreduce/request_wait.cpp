@@ -29,12 +29,16 @@ std::string what(const WaitPolicy& policy) {
   throw IoError(text);
 }
 
-// Polls `done` until it returns true. Spins first (small messages finish in microseconds), then
-// yields, then sleeps briefly so a waiting thread leaves the cores to the computation.
+// Polls `done` until it returns true. Spins first (small messages finish in microseconds; for
+// policy.spin_seconds at least), then yields, then sleeps briefly so a waiting thread leaves the
+// cores to the computation.
 template <typename Poll>
 void poll_until(Poll done, const WaitPolicy& policy) {
   const auto start = Clock::now();
   const auto deadline = start + to_duration(policy.timeout_seconds);
+  const auto spin_end = start + to_duration(policy.spin_seconds);
+  bool spinning = policy.spin_seconds > 0;
+  uint64_t patience = 0;  // attempts since the spin ended
   auto next_service = start + std::chrono::milliseconds(2);
   for (uint64_t attempt = 0;; ++attempt) {
     if (done()) return;
@@ -51,9 +55,10 @@ void poll_until(Poll done, const WaitPolicy& policy) {
         policy.peers->service();
         next_service = now + std::chrono::milliseconds(1);
       }
+      spinning = spinning && now < spin_end;
     }
-    if (attempt < 2000) continue;
-    if (attempt < 20000) {
+    if (spinning || patience++ < 2000) continue;
+    if (patience < 20000) {
       sched_yield();
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(20));

@@ -20,6 +20,11 @@ struct WaitPolicy {
   // When set, the wait answers other ranks' roll calls, ends with PeerFailure when another rank
   // announced a failure, and on a timeout or stop calls the roll itself to name the silent ranks.
   PeerWatch* peers = nullptr;
+  // How long a wait spins before it starts yielding the core. Spinning keeps the core, and the
+  // scheduler's slice, while a yield on a busy machine hands it to another process for a whole
+  // slice (milliseconds): worth it when the waiting thread has a core of its own that nothing else
+  // of the run needs (not the overlap thread, which shares its core with backward).
+  double spin_seconds = 0.0;
 };
 
 // Cancels and frees the requests still pending when it goes out of scope — after a timeout or an

@@ -26,6 +26,9 @@ namespace {
 // The counters, then the floats, from a cache-line boundary: MPI aligns a slot less strictly.
 constexpr int64_t kHeaderBytes = 4096;
 constexpr uintptr_t kAlignment = 64;
+// Rounds a slot holds before it is reused: a rank may run this many rounds ahead of the slowest
+// reader of its slot before it waits.
+constexpr uint64_t kDepth = 3;
 
 char* aligned(void* base) {
   const auto address = reinterpret_cast<uintptr_t>(base);
@@ -112,7 +115,7 @@ SharedRing::~SharedRing() {
   if (window_ == MPI_WIN_NULL && node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
 }
 
-std::unique_ptr<SharedRing> SharedRing::open(RingPath path, MPI_Comm comm, int64_t capacity,
+std::unique_ptr<SharedRing> SharedRing::open(RingPath path, MPI_Comm comm, int64_t chunk_bytes,
                                              const WaitPolicy& wait) {
   int rank = 0, world = 1;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
@@ -140,7 +143,8 @@ std::unique_ptr<SharedRing> SharedRing::open(RingPath path, MPI_Comm comm, int64
     return nullptr;
   }
   std::unique_ptr<SharedRing> ring(new SharedRing(comm, node));
-  ring->allocate(std::max<int64_t>(capacity, 1), setting_up);
+  ring->allocate(ring->slot_floats(std::max<int64_t>(chunk_bytes / static_cast<int64_t>(sizeof(float)), 1)),
+                 setting_up);
   return ring;
 }
 
@@ -191,7 +195,6 @@ float* SharedRing::slot(int rank) const {
   return reinterpret_cast<float*>(bases_[static_cast<size_t>(rank)] + kHeaderBytes);
 }
 
-
 struct SharedRing::Waiting {
   const char* what = "";  // what the peer is to do
   int64_t round = 0;
@@ -211,11 +214,11 @@ void SharedRing::allreduce(const AllreduceOptions& o) {
                        o.count, w->round + 1, w->rounds, rank_, w->peer, w->what);
   });
   try {
-    if (o.count > capacity_) {  // every rank has the same count: all grow together
+    if (slot_floats(chunk) > capacity_) {  // every rank has the same chunk: all grow together
       waiting.what = "arrive at the window's growth";
       bounded_barrier(comm_, wait);  // nobody reads the old window any more
       free_window();
-      allocate(o.count, wait);
+      allocate(slot_floats(chunk), wait);
     }
     run_rounds(o, chunk, wait, waiting);
   } catch (...) {
@@ -225,39 +228,52 @@ void SharedRing::allreduce(const AllreduceOptions& o) {
   count_traffic(o);
 }
 
+int64_t SharedRing::slot_floats(int64_t chunk) const { return kDepth * world_ * chunk; }
+
+// Chunk `segment` of round `round` (counted over the ring's life) in `rank`'s slot: the slot holds
+// kDepth rounds, each a chunk per segment, and is reused round after round.
+float* SharedRing::staging(int rank, uint64_t round, int segment, int64_t chunk) const {
+  const auto region = static_cast<int64_t>(round % kDepth);
+  return slot(rank) + (region * world_ + segment) * chunk;
+}
+
 // Round c stages chunk c of every segment, reduces chunk c of this rank's own, and gathers chunk
-// c - 1 of the peers' (by then, most likely reduced already: no wait).
+// c - 1 of the peers' (by then, most likely reduced already: no wait). The counters count rounds
+// over the ring's life, so one call's rounds follow the previous call's.
 void SharedRing::run_rounds(const AllreduceOptions& o, int64_t chunk, const WaitPolicy& wait, Waiting& waiting) {
   const int64_t longest = (o.count + world_ - 1) / world_;
   const int64_t rounds = (longest + chunk - 1) / chunk;
   const uint64_t base = rounds_;
   waiting.rounds = rounds;
-  waiting.what = "finish reading this rank's slot in the previous allreduce";
-  await_peers(&Progress::gathered, base, wait, waiting);
+  if (chunk != chunk_) {  // the slot's parts move: every peer must be done with all of them
+    waiting.what = "finish reading this rank's slot";
+    await_peers(&Progress::gathered, base, wait, waiting);
+    chunk_ = chunk;
+  }
   Progress& own = progress(rank_);
-  for (int64_t c = 0; c < rounds; ++c) {
-    const auto done = base + static_cast<uint64_t>(c) + 1;
-    waiting.round = c;
-    stage(o, c, chunk);
-    publish(own.staged, done);
-    waiting.what = "stage its segments";
-    await_peers(&Progress::staged, done, wait, waiting);
-    reduce(o, c, chunk);
-    publish(own.reduced, done);
+  for (int64_t c = 0; c <= rounds; ++c) {
+    const uint64_t round = base + static_cast<uint64_t>(c);
+    if (c < rounds) {
+      waiting.round = c;
+      if (round >= kDepth) {  // the peers are done with this part of the slot, kDepth rounds ago
+        waiting.what = "finish reading this rank's slot";
+        await_peers(&Progress::gathered, round - kDepth + 1, wait, waiting);
+      }
+      stage(o, round, c, chunk);
+      publish(own.staged, round + 1);
+      waiting.what = "stage its segments";
+      await_peers(&Progress::staged, round + 1, wait, waiting);
+      reduce(o, round, c, chunk);
+      publish(own.reduced, round + 1);
+    }
     if (c == 0) continue;
     waiting.round = c - 1;
     waiting.what = "reduce its segment";
-    await_peers(&Progress::reduced, done - 1, wait, waiting);
-    gather(o, c - 1, chunk);
-    publish(own.gathered, done - 1);
+    await_peers(&Progress::reduced, round, wait, waiting);
+    gather(o, round - 1, c - 1, chunk);
+    publish(own.gathered, round);
   }
-  const uint64_t last = base + static_cast<uint64_t>(rounds);
-  waiting.round = rounds - 1;
-  waiting.what = "reduce its segment";
-  await_peers(&Progress::reduced, last, wait, waiting);
-  gather(o, rounds - 1, chunk);
-  publish(own.gathered, last);
-  rounds_ = last;
+  rounds_ = base + static_cast<uint64_t>(rounds);
 }
 
 void SharedRing::await_peers(uint64_t Progress::*counter, uint64_t target, const WaitPolicy& wait,
@@ -280,32 +296,32 @@ void SharedRing::await_peers(uint64_t Progress::*counter, uint64_t target, const
   }
 }
 
-// This rank's values of the segments the peers reduce, into its slot at the same offsets.
-void SharedRing::stage(const AllreduceOptions& o, int64_t round, int64_t chunk) {
-  float* own = slot(rank_);
+// This rank's values of the segments the peers reduce, into its slot.
+void SharedRing::stage(const AllreduceOptions& o, uint64_t round, int64_t c, int64_t chunk) {
   for (int j = 0; j < world_; ++j) {
     if (j == rank_) continue;
-    const RingSegment part = chunk_of(ring_segment(o.count, world_, j), round, chunk);
-    std::memcpy(own + part.offset, o.buffer + part.offset, static_cast<size_t>(part.count) * sizeof(float));
+    const RingSegment part = chunk_of(ring_segment(o.count, world_, j), c, chunk);
+    std::memcpy(staging(rank_, round, j, chunk), o.buffer + part.offset,
+                static_cast<size_t>(part.count) * sizeof(float));
   }
 }
 
 // Segment r starts at rank r, and ranks r+1, r+2, ... add theirs in turn, as in the message ring.
-void SharedRing::reduce(const AllreduceOptions& o, int64_t round, int64_t chunk) {
-  const RingSegment part = chunk_of(ring_segment(o.count, world_, rank_), round, chunk);
+void SharedRing::reduce(const AllreduceOptions& o, uint64_t round, int64_t c, int64_t chunk) {
+  const RingSegment part = chunk_of(ring_segment(o.count, world_, rank_), c, chunk);
   if (part.count == 0) return;
   thread_local std::vector<const float*> peers;
   peers.clear();
-  for (int k = 1; k < world_; ++k) peers.push_back(slot((rank_ + k) % world_) + part.offset);
+  for (int k = 1; k < world_; ++k) peers.push_back(staging((rank_ + k) % world_, round, rank_, chunk));
   const float scale = o.average ? 1.0f / static_cast<float>(world_) : 1.0f;
-  reduce_chunk(o.buffer + part.offset, slot(rank_) + part.offset, peers, part.count, scale);
+  reduce_chunk(o.buffer + part.offset, staging(rank_, round, rank_, chunk), peers, part.count, scale);
 }
 
-void SharedRing::gather(const AllreduceOptions& o, int64_t round, int64_t chunk) {
+void SharedRing::gather(const AllreduceOptions& o, uint64_t round, int64_t c, int64_t chunk) {
   for (int q = 0; q < world_; ++q) {
     if (q == rank_) continue;
-    const RingSegment part = chunk_of(ring_segment(o.count, world_, q), round, chunk);
-    std::memcpy(o.buffer + part.offset, slot(q) + part.offset, static_cast<size_t>(part.count) * sizeof(float));
+    const RingSegment part = chunk_of(ring_segment(o.count, world_, q), c, chunk);
+    std::memcpy(o.buffer + part.offset, staging(q, round, q, chunk), static_cast<size_t>(part.count) * sizeof(float));
   }
 }
 

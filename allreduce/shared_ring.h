@@ -4,13 +4,17 @@
 // kernel), every rank stages what the others need in an MPI-3 shared window (MPI_Win_allocate_shared
 // on the communicator's shared-memory split) and reads the peers' values straight out of it.
 //
-// Per allreduce, with N ranks and the message ring's N segments, rank r, chunk by chunk:
-//   stage:   copy its segments j != r into its own window slot;
+// Per allreduce, with N ranks and the message ring's N segments, rank r, chunk by chunk (a round
+// moves one chunk of every segment):
+//   stage:   copy its chunks of the segments j != r into its own window slot;
 //   reduce:  sum segment r in the message ring's order — segment j starts at rank j and rank j+1,
 //            j+2, ... add in turn, so ((v_j + v_j+1) + v_j+2) + ... — from its own buffer and the
 //            peers' slots, into its buffer and its slot;
 //   gather:  copy each peer's reduced segment out of that peer's slot into its buffer.
-// Every element is therefore summed in exactly the order the message ring sums it, and the result
+// A slot holds the chunks of the last few rounds only and is reused round after round (a rank
+// waits before reusing a part until every peer has read it): it stays in cache, while the data
+// itself streams once through each rank's buffer, and it is small whatever the buffer's size.
+// Every element is summed in exactly the order the message ring sums it, and the result
 // is bit for bit the message ring's (tests/allreduce/test_shared_ring.cpp checks it): a run on one
 // host and the same run across hosts (messages) end with identical weights.
 //
@@ -48,8 +52,9 @@ class SharedRing {
  public:
   // Collective over `comm`, bounded by `wait`. The ring for `path`: nullptr for messages, for a
   // single rank, and under auto when the ranks span several hosts; InputError under shm then.
-  // `capacity`: the largest count expected (a larger one grows the window, collectively).
-  static std::unique_ptr<SharedRing> open(RingPath path, MPI_Comm comm, int64_t capacity, const WaitPolicy& wait);
+  // `chunk_bytes`: the chunk the allreduces will use (a larger one grows the window, collectively).
+  static std::unique_ptr<SharedRing> open(RingPath path, MPI_Comm comm, int64_t chunk_bytes,
+                                          const WaitPolicy& wait);
   ~SharedRing();
   SharedRing(const SharedRing&) = delete;
   SharedRing& operator=(const SharedRing&) = delete;
@@ -66,14 +71,17 @@ class SharedRing {
   void free_window();
   Progress& progress(int rank) const;
   float* slot(int rank) const;
+  int64_t slot_floats(int64_t chunk) const;
+  float* staging(int rank, uint64_t round, int segment, int64_t chunk) const;
   // One allreduce, chunk round by chunk round; `waiting` names what a wait is for, for its error.
   struct Waiting;
   void run_rounds(const AllreduceOptions& o, int64_t chunk, const WaitPolicy& wait, Waiting& waiting);
   // Waits until every peer's `counter` reaches `target`.
   void await_peers(uint64_t Progress::*counter, uint64_t target, const WaitPolicy& wait, Waiting& waiting);
-  void stage(const AllreduceOptions& o, int64_t round, int64_t chunk);
-  void reduce(const AllreduceOptions& o, int64_t round, int64_t chunk);
-  void gather(const AllreduceOptions& o, int64_t round, int64_t chunk);
+  // Chunk c of the call, which is round `round` of the ring's life.
+  void stage(const AllreduceOptions& o, uint64_t round, int64_t c, int64_t chunk);
+  void reduce(const AllreduceOptions& o, uint64_t round, int64_t c, int64_t chunk);
+  void gather(const AllreduceOptions& o, uint64_t round, int64_t c, int64_t chunk);
   void count_traffic(const AllreduceOptions& o) const;
 
   MPI_Comm comm_ = MPI_COMM_NULL;  // the caller's; ranks numbered as in it
@@ -84,6 +92,7 @@ class SharedRing {
   int64_t capacity_ = 0;          // floats per slot
   std::vector<char*> bases_;      // every rank's slot, mapped here
   uint64_t rounds_ = 0;           // chunk rounds completed, the same count on every rank
+  int64_t chunk_ = 0;             // floats per chunk of the last allreduce: how the slot is cut
   bool broken_ = false;           // a wait failed: the counters are out of step
 };
 

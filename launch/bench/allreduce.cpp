@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -61,6 +62,8 @@ struct BenchContext {
   WaitPolicy wait;
   Watchdog watchdog;           // keeps the deadline of the blocking MPI_Allreduce
 };
+
+constexpr double kSpinSeconds = 0.01;
 
 AllreduceOptions allreduce_options(BenchContext& c, AllreduceAlgorithm algorithm, int64_t count) {
   return {.buffer = c.buffer.data(),
@@ -122,6 +125,10 @@ void print_header(const BenchContext& c, int hosts) {
              c.shared ? "shared memory" : "messages", o.ring_path, o.chunk_kb, o.warmup,
              o.iterations > 0 ? fmt::format("{}", o.iterations)
                               : fmt::format("automatic (about {} ms per size and algorithm)", o.target_ms));
+  fmt::print("# waits {}\n", c.wait.spin_seconds > 0
+                                 ? fmt::format("spin up to {:g} ms before yielding (a core per rank)",
+                                               1e3 * c.wait.spin_seconds)
+                                 : std::string("yield after a short spin (more ranks than cores)"));
   fmt::print("# time: the slowest rank's mean per iteration; p50/p99: over iterations, each taken at its slowest "
              "rank; GB/s = 1e9 B/s; busbw = algbw * 2(n-1)/n; check: wrong elements in the untimed run\n");
   std::string groups = fmt::format("{:>10}", "");
@@ -227,6 +234,11 @@ void run_allreduce_bench(const AllreduceBenchOptions& options) {
     c.rank = session.rank();
     c.world = session.world();
     c.wait.timeout_seconds = options.timeout_s;
+    // Nothing else runs here: with a core per rank, a wait keeps its core (as MPI_Allreduce's own
+    // waits do) rather than hand it to another process on a busy machine.
+    if (session.local_world() <= static_cast<int>(std::thread::hardware_concurrency())) {
+      c.wait.spin_seconds = kSpinSeconds;
+    }
     if (c.world == 1 && c.rank == 0) {
       spdlog::warn("bench allreduce on one rank measures nothing that crosses a link (each size is a local copy): "
                    "run it under mpirun -np N with N >= 2");
@@ -235,7 +247,7 @@ void run_allreduce_bench(const AllreduceBenchOptions& options) {
       c.buffer.assign(static_cast<size_t>(sizes.back() / 4), 0.0f);
       const bool ring = std::find(c.algorithms.begin(), c.algorithms.end(), AllreduceAlgorithm::Ring) !=
                         c.algorithms.end();
-      if (ring) c.shared = SharedRing::open(parse_ring_path(options.ring_path), c.comm, sizes.back() / 4, c.wait);
+      if (ring) c.shared = SharedRing::open(parse_ring_path(options.ring_path), c.comm, options.chunk_kb * 1024, c.wait);
       wrong = run_sizes(c, sizes, count_hosts(session, c.comm));
       if (c.shared) c.shared->release(c.wait);
     } catch (const std::exception& error) {

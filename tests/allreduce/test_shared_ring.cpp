@@ -47,7 +47,7 @@ class SharedRingTest : public ::testing::Test {
  protected:
   void SetUp() override {
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
-    ring_ = SharedRing::open(RingPath::Shm, comm_, 16, wait_for(30));  // small: most counts grow it
+    ring_ = SharedRing::open(RingPath::Shm, comm_, 16, wait_for(30));  // for 16-byte chunks: most grow it
   }
   void TearDown() override {
     if (ring_) ring_->release(wait_for(30));
@@ -179,8 +179,8 @@ TEST_F(SharedRingTest, CountsWhatTheMessageRingWouldSend) {
 TEST_F(SharedRingTest, ASilentPeerIsATimeoutNamingItAndAStopEndsTheWaitAtOnce) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
   if (world_rank() == 0) {
-    std::vector<float> buffer(10, 1.0f);  // within the window: no growth, which would wait at a barrier
-    AllreduceOptions o = options(buffer, 1 << 20, false, true);
+    std::vector<float> buffer(10, 1.0f);
+    AllreduceOptions o = options(buffer, 16, false, true);  // the window's chunk: no growth, which waits for all
     o.wait = wait_for(0.5);
     try {
       allreduce(o);
@@ -188,9 +188,9 @@ TEST_F(SharedRingTest, ASilentPeerIsATimeoutNamingItAndAStopEndsTheWaitAtOnce) {
     } catch (const IoError& error) {
       const std::string message = error.what();
       EXPECT_NE(message.find("timed out after 0.5 s"), std::string::npos) << message;
-      EXPECT_NE(message.find("over shared memory, round 1 of 1: rank 0 waiting for rank 1 to stage its segments"),
-                std::string::npos)
+      EXPECT_NE(message.find("ring allreduce of 10 floats over shared memory, round 1 of "), std::string::npos)
           << message;
+      EXPECT_NE(message.find("rank 0 waiting for rank 1 to stage its segments"), std::string::npos) << message;
     }
     o.wait = wait_for(60);
     EXPECT_THROW(allreduce(o), IoError) << "a ring out of step is refused";
@@ -212,6 +212,7 @@ TEST(SharedRingStop, AStopRequestEndsAWaitBeforeItsDeadline) {
     o.count = 1000;
     o.comm = comm;
     o.shared = ring.get();
+    o.chunk_bytes = 1000;  // the window's: no growth, which waits for every rank
     o.wait = {.timeout_seconds = 60, .stop_requested = [&] { return ++polls > 3; }, .describe = {}};
     const auto start = std::chrono::steady_clock::now();
     try {
