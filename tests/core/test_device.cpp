@@ -12,6 +12,7 @@
 #include "core/models/models.h"
 #include "core/util/error.h"
 #include "core/util/rng.h"
+#include "tests/support/wrapping_twin.h"
 
 namespace dtbench {
 namespace {
@@ -23,28 +24,15 @@ std::shared_ptr<float[]> counting_allocate(int64_t count) {
 }
 
 // A twin that runs its host layer and counts the calls.
-class CountingTwin : public Layer {
+class CountingTwin : public testing::WrappingTwin {
  public:
-  CountingTwin(std::unique_ptr<Layer> host, std::map<std::string, int>& calls) : host_(std::move(host)), calls_(calls) {
-    set_needs_input_grad(host_->needs_input_grad());
-  }
-  std::string kind() const override { return host_->kind(); }
-  Shape configure(const Shape& sample_input) override { return host_->configure(sample_input); }
-  const Tensor& forward(const Tensor& input, Mode mode) override {
-    ++calls_[kind() + " forward"];
-    return host_->forward(input, mode);
-  }
-  Tensor& backward(Tensor& grad_output) override {
-    ++calls_[kind() + " backward"];
-    return host_->backward(grad_output);
-  }
-  void collect_params(std::vector<Param*>& out) override { host_->collect_params(out); }
-  void collect_buffers(std::vector<Tensor*>& out) override { host_->collect_buffers(out); }
-  int64_t macs_per_sample() const override { return host_->macs_per_sample(); }
-  void reseed(uint64_t seed) override { host_->reseed(seed); }
+  CountingTwin(std::unique_ptr<Layer> host, std::map<std::string, int>& calls)
+      : WrappingTwin(std::move(host)), calls_(calls) {}
+
+ protected:
+  void on_call(const std::string& pass) override { ++calls_[kind() + " " + pass]; }
 
  private:
-  std::unique_ptr<Layer> host_;
   std::map<std::string, int>& calls_;
 };
 

@@ -17,6 +17,7 @@
 #include "core/models/models.h"
 #include "core/train/trainer.h"
 #include "tests/core/data_fixture.h"
+#include "tests/support/wrapping_twin.h"
 
 namespace dtbench {
 namespace {
@@ -123,29 +124,16 @@ TEST(DeviceStaging, ATransportOnTheDeviceAndAModelOnTheCpuMoveNothing) {
 }
 
 // A twin that runs its host layer at once but leaves kQueuedPerCall of "device work" queued.
-class QueueingTwin : public Layer {
+class QueueingTwin : public testing::WrappingTwin {
  public:
   static constexpr auto kQueuedPerCall = std::chrono::milliseconds(4);
-  QueueingTwin(std::unique_ptr<Layer> host, std::chrono::milliseconds& queued) : host_(std::move(host)), queued_(queued) {
-    set_needs_input_grad(host_->needs_input_grad());
-  }
-  std::string kind() const override { return host_->kind(); }
-  Shape configure(const Shape& sample_input) override { return host_->configure(sample_input); }
-  const Tensor& forward(const Tensor& input, Mode mode) override {
-    queued_ += kQueuedPerCall;
-    return host_->forward(input, mode);
-  }
-  Tensor& backward(Tensor& grad_output) override {
-    queued_ += kQueuedPerCall;
-    return host_->backward(grad_output);
-  }
-  void collect_params(std::vector<Param*>& out) override { host_->collect_params(out); }
-  void collect_buffers(std::vector<Tensor*>& out) override { host_->collect_buffers(out); }
-  int64_t macs_per_sample() const override { return host_->macs_per_sample(); }
-  void reseed(uint64_t seed) override { host_->reseed(seed); }
+  QueueingTwin(std::unique_ptr<Layer> host, std::chrono::milliseconds& queued)
+      : WrappingTwin(std::move(host)), queued_(queued) {}
+
+ protected:
+  void on_call(const std::string&) override { queued_ += kQueuedPerCall; }
 
  private:
-  std::unique_ptr<Layer> host_;
   std::chrono::milliseconds& queued_;
 };
 
@@ -176,7 +164,9 @@ TEST(DeviceStaging, APhaseEndsWhenTheDeviceHasDoneWhatWasQueuedInIt) {
   auto data = data_testing::make_dataset(8, {1, 28, 28}, 10, [](int64_t i, int64_t p) { return (i * 31 + p) % 256; });
   Loader loader(data, {.batch = 4, .shuffle = false}, data_testing::unit_norm(1));
   LocalTransport transport(OptimizerConfig{});
-  Trainer trainer(*model, loader, nullptr, transport, {.epochs = 1, .show_progress = false});
+  TrainerOptions options;
+  options.show_progress = false;
+  Trainer trainer(*model, loader, nullptr, transport, options);
   const auto results = trainer.run({});
 
   ASSERT_EQ(results.size(), 1u);
