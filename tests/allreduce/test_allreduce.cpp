@@ -16,21 +16,13 @@
 #include "allreduce/peer_watch.h"
 #include "core/util/error.h"
 #include "core/util/rng.h"
+#include "tests/allreduce/mpi_world.h"
 
 namespace dtbench {
 namespace {
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using testing::world_rank;
+using testing::world_size;
 
 // `call` must throw an IoError whose message holds every one of `expected`.
 template <typename Call>
