@@ -26,22 +26,12 @@ const std::vector<ConvSizes>& cases() {
   return all;
 }
 
-void check_cases(uint64_t seed) {
-  for (const ConvSizes& s : cases()) {
-    SCOPED_TRACE(testing::describe(s));
-    testing::expect_conv_matches_reference(conv2d_direct_forward, conv2d_direct_backward, s,
-                                           seed += 10);
-  }
-}
-
 TEST(ConvDirect, MatchesIm2colOnOneThread) {
-  const BlasThreads threads(1);
-  check_cases(3000);
+  testing::expect_cases_match_reference(conv2d_direct_forward, conv2d_direct_backward, cases(), 1, 3000);
 }
 
 TEST(ConvDirect, MatchesIm2colOnTwoThreads) {
-  const BlasThreads threads(2);
-  check_cases(4000);
+  testing::expect_cases_match_reference(conv2d_direct_forward, conv2d_direct_backward, cases(), 2, 4000);
 }
 
 // Conv2d takes the path for LeNet-5's first layer (1 or 3 -> 6 channels), not its second (6 ->

@@ -26,22 +26,18 @@ const std::vector<ConvSizes>& cases() {
   return all;
 }
 
-void check_cases(uint64_t seed) {
-  for (const ConvSizes& s : cases()) {
-    SCOPED_TRACE(testing::describe(s) + ", group " + std::to_string(conv2d_winograd_group_size(s)));
-    testing::expect_conv_matches_reference(conv2d_winograd_forward, conv2d_winograd_backward, s,
-                                           seed += 10);
-  }
+std::string case_name(const ConvSizes& s) {
+  return testing::describe(s) + ", group " + std::to_string(conv2d_winograd_group_size(s));
 }
 
 TEST(ConvWinograd, MatchesIm2colOnOneThread) {
-  const BlasThreads threads(1);
-  check_cases(1000);
+  testing::expect_cases_match_reference(conv2d_winograd_forward, conv2d_winograd_backward, cases(), 1, 1000,
+                                        case_name);
 }
 
 TEST(ConvWinograd, MatchesIm2colOnTwoThreads) {
-  const BlasThreads threads(2);
-  check_cases(2000);
+  testing::expect_cases_match_reference(conv2d_winograd_forward, conv2d_winograd_backward, cases(), 2, 2000,
+                                        case_name);
 }
 
 TEST(ConvWinograd, CasesCoverEveryGrouping) {

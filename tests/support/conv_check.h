@@ -12,6 +12,8 @@
 // channel gives errors of the order of that magnitude itself, 10^4 times the tolerance.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -119,5 +121,17 @@ class BlasThreads {
  private:
   int saved_;
 };
+
+// Every case against the reference at `threads` BLAS threads, each case with seeds of its own
+// from `seed` on; `name` says which case a failure is in.
+inline void expect_cases_match_reference(ConvForwardKernel forward, ConvBackwardKernel backward,
+                                         const std::vector<ConvSizes>& cases, int threads, uint64_t seed,
+                                         const std::function<std::string(const ConvSizes&)>& name = describe) {
+  const BlasThreads blas(threads);
+  for (const ConvSizes& s : cases) {
+    SCOPED_TRACE(name(s));
+    expect_conv_matches_reference(forward, backward, s, seed += 10);
+  }
+}
 
 }  // namespace dtbench::testing
