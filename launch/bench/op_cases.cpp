@@ -35,6 +35,20 @@ const std::vector<Shape> kPoolShapes = {{128, 64, 32, 32, 2, 2}, {512, 64, 32, 3
 // Parameter counts of this project's CIFAR ResNet-18 and ResNet-50.
 const std::vector<Shape> kParamCounts = {{11173962}, {23520842}};
 
+// B C H W Cout k stride pad: ResNet-18's 3x3 stride-1 convolutions at batch 64 — the stem (3 input
+// channels: a thin product) and the layer of each stage — and a small one for --sizes small.
+const std::vector<Shape> kResNetThreeByThree = {{64, 3, 32, 32, 64, 3, 1, 1},
+                                                {64, 64, 32, 32, 64, 3, 1, 1},
+                                                {64, 128, 16, 16, 128, 3, 1, 1},
+                                                {64, 256, 8, 8, 256, 3, 1, 1},
+                                                {64, 512, 4, 4, 512, 3, 1, 1}};
+const Shape kConvSmallShape = {16, 64, 16, 16, 64, 3, 1, 1};
+
+std::vector<Shape> with(std::vector<Shape> shapes, const Shape& more) {
+  shapes.push_back(more);
+  return shapes;
+}
+
 std::vector<OpFamily> make_families() {
   return {
       // m n k: squares up to where sgemm runs near its peak, and a batch of 128 through a
@@ -43,26 +57,10 @@ std::vector<OpFamily> make_families() {
        {{512, 512, 512}},
        {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {128, 4096, 4096}},
        gemm_text, gemm_passes},
-      // B C H W Cout k stride pad: the stem (3 input channels: a thin product), the 3x3 layer of
-      // each stage, and a 1x1 shortcut.
-      {"conv",
-       {{16, 64, 16, 16, 64, 3, 1, 1}},
-       {{64, 3, 32, 32, 64, 3, 1, 1},
-        {64, 64, 32, 32, 64, 3, 1, 1},
-        {64, 128, 16, 16, 128, 3, 1, 1},
-        {64, 256, 8, 8, 256, 3, 1, 1},
-        {64, 512, 4, 4, 512, 3, 1, 1},
-        {64, 128, 16, 16, 256, 1, 2, 0}},
-       conv_text, conv_passes},
-      // The 3x3 stride-1 shapes above by Winograd F(2x2, 3x3), the path Conv2d takes for them.
-      {"conv_winograd",
-       {{16, 64, 16, 16, 64, 3, 1, 1}},
-       {{64, 3, 32, 32, 64, 3, 1, 1},
-        {64, 64, 32, 32, 64, 3, 1, 1},
-        {64, 128, 16, 16, 128, 3, 1, 1},
-        {64, 256, 8, 8, 256, 3, 1, 1},
-        {64, 512, 4, 4, 512, 3, 1, 1}},
-       conv_text, conv_winograd_passes},
+      // im2col + sgemm over the 3x3 stride-1 shapes and a 1x1 shortcut.
+      {"conv", {kConvSmallShape}, with(kResNetThreeByThree, {64, 128, 16, 16, 256, 1, 2, 0}), conv_text, conv_passes},
+      // The same 3x3 stride-1 shapes by Winograd F(2x2, 3x3), the path Conv2d takes for them.
+      {"conv_winograd", {kConvSmallShape}, kResNetThreeByThree, conv_text, conv_winograd_passes},
       {"maxpool", {kPoolShapes.front()}, kPoolShapes, pool_text, maxpool_passes},
       {"avgpool", {kPoolShapes.front()}, kPoolShapes, pool_text, avgpool_passes},
       {"batchnorm", {kActivationShapes.front()}, kActivationShapes, nchw_text, batchnorm_passes},
