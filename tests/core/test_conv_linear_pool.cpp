@@ -15,6 +15,7 @@
 #include "core/layers/pooling.h"
 #include "core/util/error.h"
 #include "core/util/rng.h"
+#include "support/conv_check.h"
 #include "support/gradcheck.h"
 
 namespace dtbench {
@@ -204,16 +205,9 @@ const std::vector<ConvCase>& conv_cases() {
 }
 
 TEST(Conv2d, CasesCoverEveryGrouping) {
-  bool single = false, grouped = false, short_last = false;
-  for (const ConvCase& c : conv_cases()) {
-    const int64_t group = conv2d_group_size(sizes_of(c));
-    EXPECT_GE(group, 1);
-    EXPECT_LE(group, c.batch);
-    single |= c.batch > 1 && group == 1;
-    grouped |= group > 1;
-    short_last |= group > 1 && c.batch % group != 0;
-  }
-  EXPECT_TRUE(single && grouped && short_last) << single << grouped << short_last;
+  std::vector<ConvSizes> sizes;
+  for (const ConvCase& c : conv_cases()) sizes.push_back(sizes_of(c));
+  testing::expect_every_grouping(sizes, conv2d_group_size);
 }
 
 TEST(Conv2d, ForwardMatchesReference) {

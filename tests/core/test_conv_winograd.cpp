@@ -42,16 +42,7 @@ TEST(ConvWinograd, MatchesIm2colOnTwoThreads) {
 
 TEST(ConvWinograd, CasesCoverEveryGrouping) {
   const BlasThreads threads(1);
-  bool single = false, grouped = false, short_last = false;
-  for (const ConvSizes& s : cases()) {
-    const int64_t group = conv2d_winograd_group_size(s);
-    EXPECT_GE(group, 1);
-    EXPECT_LE(group, s.batch);
-    single |= s.batch > 1 && group == 1;
-    grouped |= group > 1;
-    short_last |= group > 1 && s.batch % group != 0;
-  }
-  EXPECT_TRUE(single && grouped && short_last) << single << grouped << short_last;
+  testing::expect_every_grouping(cases(), conv2d_winograd_group_size);
 }
 
 // Conv2d takes the path for ResNet's 3x3 stride-1 layers, not for its 3-channel stem (too thin a

@@ -122,6 +122,22 @@ class BlasThreads {
   int saved_;
 };
 
+// The cases split their batches every way a kernel's sample grouping can: one sample per group
+// (of a batch of several), groups of several samples, and a short last group.
+inline void expect_every_grouping(const std::vector<ConvSizes>& cases,
+                                  const std::function<int64_t(const ConvSizes&)>& group_size) {
+  bool single = false, grouped = false, short_last = false;
+  for (const ConvSizes& s : cases) {
+    const int64_t group = group_size(s);
+    EXPECT_GE(group, 1);
+    EXPECT_LE(group, s.batch);
+    single |= s.batch > 1 && group == 1;
+    grouped |= group > 1;
+    short_last |= group > 1 && s.batch % group != 0;
+  }
+  EXPECT_TRUE(single && grouped && short_last) << single << grouped << short_last;
+}
+
 // Every case against the reference at `threads` BLAS threads, each case with seeds of its own
 // from `seed` on; `name` says which case a failure is in.
 inline void expect_cases_match_reference(ConvForwardKernel forward, ConvBackwardKernel backward,
