@@ -46,13 +46,21 @@ int agree_on_iterations(const AllreduceTimingOptions& o, double warmup_seconds_p
   return iterations;
 }
 
+void run_iteration(const AllreduceTimingOptions& o) {
+  if (o.iteration) {
+    o.iteration();
+  } else {
+    allreduce(o.allreduce);
+  }
+}
+
 double warm_up(const AllreduceTimingOptions& o) {
   const int warmup = o.iterations > 0 ? o.warmup_iterations : std::max(o.warmup_iterations, 1);
   double timed = 0;
   int counted = 0;
   for (int i = 0; i < warmup; ++i) {
     const auto start = Clock::now();
-    allreduce(o.allreduce);
+    run_iteration(o);
     // The first iteration pays for connection set-up and page faults: left out of the estimate
     // unless it is the only one.
     if (i > 0 || warmup == 1) {
@@ -83,7 +91,7 @@ AllreduceTiming time_allreduce(const AllreduceTimingOptions& o) {
   std::vector<double> seconds(static_cast<size_t>(result.iterations));
   for (double& s : seconds) {
     const auto start = Clock::now();
-    allreduce(a);
+    run_iteration(o);
     s = seconds_since(start);
   }
 

@@ -2,6 +2,7 @@
 // Timing one allreduce size with one algorithm, in nccl-tests' BenchTime order: warm up, agree on
 // the iteration count, barrier, timed loop, combine the ranks' times. Verification is the
 // caller's separate, untimed run (allreduce_verify.h), so checking never pollutes a timing.
+#include <functional>
 #include <vector>
 
 #include "allreduce/allreduce.h"
@@ -10,6 +11,9 @@ namespace dtbench {
 
 struct AllreduceTimingOptions {
   AllreduceOptions allreduce;  // buffer, count, comm, algorithm, average, chunk, wait
+  // When set, one iteration instead of allreduce(allreduce), whose comm and wait still serve the
+  // bench's own collectives: another library's allreduce (NCCL), or ours with device staging.
+  std::function<void()> iteration;
   int warmup_iterations = 5;   // untimed; at least 1 when the iteration count is automatic
   int iterations = 0;          // timed; 0: rank 0 picks them from the warm-up and target_seconds
   double target_seconds = 0.2;

@@ -4,7 +4,10 @@
 // May include allreduce, comm and core. Built as allreduce_nccl with the CUDA toolkit
 // (cmake/cuda.cmake); without it, registering adds nothing and the registry refuses `nccl` as not
 // built.
+#include <cstdint>
 #include <functional>
+#include <memory>
+#include <span>
 
 #include "allreduce/request_wait.h"
 
@@ -19,5 +22,25 @@ struct NcclTransportOptions {
 // Adds `nccl` to comm/'s transport registry (when built with CUDA). Called once MPI is up.
 void register_nccl_transport(const NcclTransportOptions& options);
 bool nccl_transport_built();
+
+// Floats in device memory summed in place across the ranks of an MPI communicator by
+// ncclAllReduce: what `bench allreduce --transport nccl` times and checks. Its interface names no
+// CUDA type, so the bench compiles without the toolkit.
+class NcclBenchBuffer {
+ public:
+  virtual ~NcclBenchBuffer() = default;
+  virtual void fill_zeros(int64_t count) = 0;
+  // The first values.size() floats, from or to the host.
+  virtual void upload(std::span<const float> values) = 0;
+  virtual void download(std::span<float> values) = 0;
+  // Sums the first `count` floats over every rank; returns once done (bounded by the options).
+  virtual void sum(int64_t count) = 0;
+  virtual int nccl_version() const = 0;
+};
+
+// `capacity` floats on the caller's current device (open the `cuda` device first: it picks the
+// GPU by local rank). InputError in a build without NCCL.
+std::unique_ptr<NcclBenchBuffer> open_nccl_bench_buffer(MPI_Comm comm, int64_t capacity,
+                                                        const NcclTransportOptions& options);
 
 }  // namespace dtbench

@@ -3,7 +3,9 @@
 // timed loop, combine across ranks (allreduce_timing.h) — then a separate untimed run whose result
 // is checked element by element (allreduce_verify.h). Rank 0 prints one row per size with the
 // algorithms side by side. The timed runs sum (average=false): averaging would add a scaling pass
-// that the two algorithms do over different amounts of the buffer.
+// that the two algorithms do over different amounts of the buffer. `nccl` sums a buffer in the
+// GPU's own memory; with --device cuda, ring and mpi sum a buffer in memory the GPU and the host
+// share, moved to the host and back around each allreduce, as training stages gradients.
 #include "launch/bench/allreduce.h"
 #include "launch/bench/byte_sizes.h"
 
@@ -23,6 +25,9 @@
 #include "allreduce/mpi_check.h"
 #include "allreduce/mpi_info.h"
 #include "allreduce/mpi_session.h"
+#include "allreduce/nccl/register.h"
+#include "core/device/device.h"
+#include "core/tensor/tensor.h"
 #include "core/util/error.h"
 
 namespace dtbench {
@@ -32,6 +37,7 @@ namespace {
 struct AllreduceBenchOptions {
   std::string sizes = "4B:256MiB";
   std::vector<std::string> transports = {"ring", "mpi"};
+  std::string device = "cpu";  // where ring's and mpi's buffer lives
   int iterations = 0;  // 0: automatic, about target_ms per size and algorithm
   int warmup = 5;
   double target_ms = 200;
@@ -52,18 +58,24 @@ struct AlgorithmResult {
 struct BenchContext {
   explicit BenchContext(const AllreduceBenchOptions& o) : options(o) {}
   const AllreduceBenchOptions& options;
-  std::vector<AllreduceAlgorithm> algorithms;
+  std::vector<std::string> algorithms;  // ring, mpi, nccl
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
   int world = 1;
-  std::vector<float> buffer;   // the largest size's elements, reused by every size
+  std::unique_ptr<DeviceBackend> device;  // --device cuda, or nccl asked for: this rank's GPU
+  DeviceBackend* staging = nullptr;       // --device cuda: ring and mpi stage through the host
+  std::shared_ptr<float[]> storage;       // the largest size's elements, reused by every size
+  std::span<float> buffer;
   std::vector<float> scratch;  // the ring's receive buffer, reused likewise
+  std::unique_ptr<NcclBenchBuffer> nccl;
   std::unique_ptr<SharedRing> shared;  // the ring's shared-memory path, when it takes it
   WaitPolicy wait;
   Watchdog watchdog;           // keeps the deadline of the blocking MPI_Allreduce
 };
 
 constexpr double kSpinSeconds = 0.01;
+
+bool is_nccl(const std::string& name) { return name == "nccl"; }
 
 AllreduceOptions allreduce_options(BenchContext& c, AllreduceAlgorithm algorithm, int64_t count) {
   return {.buffer = c.buffer.data(),
@@ -79,16 +91,31 @@ AllreduceOptions allreduce_options(BenchContext& c, AllreduceAlgorithm algorithm
           .shared = c.shared.get()};
 }
 
+// One iteration of `name` over the first `count` floats; with a device, ring and mpi stage
+// through the host around it (the transports' finish_step does the same in training).
+std::function<void()> iteration(BenchContext& c, const std::string& name, int64_t count) {
+  if (is_nccl(name)) return [&c, count] { c.nccl->sum(count); };
+  const AllreduceOptions options = allreduce_options(c, parse_allreduce_algorithm(name), count);
+  if (c.staging == nullptr) return [options] { allreduce(options); };
+  const std::span<float> values = c.buffer.first(static_cast<size_t>(count));
+  return [&c, options, values] {
+    c.staging->move_to_host(values);
+    allreduce(options);
+    c.staging->move_to_device(values);
+  };
+}
+
 // The untimed verification run: returns the number of wrong elements over all ranks, and each
-// rank with a wrong element says which.
-int64_t verify(BenchContext& c, AllreduceAlgorithm algorithm, int64_t count) {
-  const std::span<float> data(c.buffer.data(), static_cast<size_t>(count));
+// rank with a wrong element says which. nccl's buffer is filled and read through copies.
+int64_t verify(BenchContext& c, const std::string& name, int64_t count) {
+  const std::span<float> data = c.buffer.first(static_cast<size_t>(count));
   fill_allreduce_pattern(data, c.rank, c.world);
-  allreduce(allreduce_options(c, algorithm, count));
+  if (is_nccl(name)) c.nccl->upload(data);
+  iteration(c, name, count)();
+  if (is_nccl(name)) c.nccl->download(data);
   const AllreduceMismatch mismatch = check_allreduce_sum(data, c.world);
   if (mismatch.wrong_count > 0) {
-    spdlog::error("rank {}: {} allreduce of {} is wrong: {}", c.rank, algorithm_name(algorithm),
-                  size_text(count * 4), mismatch.text());
+    spdlog::error("rank {}: {} allreduce of {} is wrong: {}", c.rank, name, size_text(count * 4), mismatch.text());
   }
   int64_t total = 0;
   MPI_Request request = MPI_REQUEST_NULL;
@@ -98,13 +125,17 @@ int64_t verify(BenchContext& c, AllreduceAlgorithm algorithm, int64_t count) {
   return total;
 }
 
-AlgorithmResult bench_one(BenchContext& c, AllreduceAlgorithm algorithm, int64_t count) {
+AlgorithmResult bench_one(BenchContext& c, const std::string& name, int64_t count) {
   // Zeros for the timed loop: a sum of zeros stays zero however many iterations run, so the data
   // never overflows to infinity nor becomes subnormal (slow on x86) and every iteration does the
   // same work.
   std::fill_n(c.buffer.begin(), count, 0.0f);
+  if (is_nccl(name)) c.nccl->fill_zeros(count);
+  AllreduceAlgorithm host_algorithm = AllreduceAlgorithm::Mpi;  // its comm and wait serve nccl's bench too
+  if (!is_nccl(name)) host_algorithm = parse_allreduce_algorithm(name);
   AlgorithmResult result;
-  result.timing = time_allreduce({.allreduce = allreduce_options(c, algorithm, count),
+  result.timing = time_allreduce({.allreduce = allreduce_options(c, host_algorithm, count),
+                                  .iteration = iteration(c, name, count),
                                   .warmup_iterations = c.options.warmup,
                                   .iterations = c.options.iterations,
                                   .target_seconds = c.options.target_ms / 1e3});
@@ -113,7 +144,7 @@ AlgorithmResult bench_one(BenchContext& c, AllreduceAlgorithm algorithm, int64_t
     result.algbw_gbps = bytes / result.timing.mean_seconds / 1e9;
     result.busbw_gbps = result.algbw_gbps * 2.0 * (c.world - 1) / c.world;
   }
-  result.wrong_count = verify(c, algorithm, count);
+  result.wrong_count = verify(c, name, count);
   return result;
 }
 
@@ -125,6 +156,12 @@ void print_header(const BenchContext& c, int hosts) {
              c.shared ? "shared memory" : "messages", o.ring_path, o.chunk_kb, o.warmup,
              o.iterations > 0 ? fmt::format("{}", o.iterations)
                               : fmt::format("automatic (about {} ms per size and algorithm)", o.target_ms));
+  if (c.device) {
+    fmt::print("# device {}: {}{}\n", c.device->name(),
+               c.staging ? "ring and mpi move the buffer to the host and back around each allreduce"
+                         : "ring and mpi sum in host memory",
+               c.nccl ? fmt::format("; nccl {} sums in device memory", c.nccl->nccl_version()) : "");
+  }
   fmt::print("# waits {}\n", c.wait.spin_seconds > 0
                                  ? fmt::format("spin up to {:g} ms before yielding (a core per rank)",
                                                1e3 * c.wait.spin_seconds)
@@ -133,14 +170,13 @@ void print_header(const BenchContext& c, int hosts) {
              "rank; GB/s = 1e9 B/s; busbw = algbw * 2(n-1)/n; check: wrong elements in the untimed run\n");
   std::string groups = fmt::format("{:>10}", "");
   std::string names = fmt::format("{:>10}", "size");
-  for (AllreduceAlgorithm a : c.algorithms) {
-    groups += fmt::format("  {:-^58}", fmt::format(" {} ", algorithm_name(a)));
+  for (const std::string& a : c.algorithms) {
+    groups += fmt::format("  {:-^58}", fmt::format(" {} ", a));
     names += fmt::format("  {:>6} {:>10} {:>9} {:>9} {:>7} {:>7} {:>5}", "iters", "time us", "p50 us", "p99 us",
                          "algbw", "busbw", "check");
   }
   if (c.algorithms.size() == 2) {
-    groups += fmt::format("  {:^15}", fmt::format("{}/{}", algorithm_name(c.algorithms[0]),
-                                                  algorithm_name(c.algorithms[1])));
+    groups += fmt::format("  {:^15}", fmt::format("{}/{}", c.algorithms[0], c.algorithms[1]));
     names += fmt::format("  {:>7} {:>7}", "busbw", "time");
   }
   fmt::print("{}\n{}\n", groups, names);
@@ -168,7 +204,7 @@ nlohmann::json row_json(const BenchContext& c, int64_t bytes, const std::vector<
   nlohmann::json row = {{"bytes", bytes}, {"count", bytes / 4}};
   for (size_t k = 0; k < results.size(); ++k) {
     const AlgorithmResult& r = results[k];
-    row[std::string(algorithm_name(c.algorithms[k]))] = {
+    row[c.algorithms[k]] = {
         {"iterations", r.timing.iterations},      {"time_us", 1e6 * r.timing.mean_seconds},
         {"p50_us", 1e6 * r.timing.p50_seconds},   {"p99_us", 1e6 * r.timing.p99_seconds},
         {"min_us", 1e6 * r.timing.min_seconds},   {"algbw_gbps", r.algbw_gbps},
@@ -178,8 +214,7 @@ nlohmann::json row_json(const BenchContext& c, int64_t bytes, const std::vector<
 }
 
 void write_json(const BenchContext& c, int hosts, const nlohmann::json& rows) {
-  std::vector<std::string> names;
-  for (AllreduceAlgorithm a : c.algorithms) names.emplace_back(algorithm_name(a));
+  const std::vector<std::string>& names = c.algorithms;
   const nlohmann::json report = {
       {"benchmark", "allreduce"},       {"world", c.world},
       {"hosts", hosts},                 {"host", host_name()},
@@ -188,6 +223,8 @@ void write_json(const BenchContext& c, int hosts, const nlohmann::json& rows) {
       {"algorithms", names},            {"datatype", "float32"},
       {"average", false},               {"chunk_bytes", c.options.chunk_kb * 1024},
       {"ring_path", c.shared ? "shm" : "messages"},
+      {"device", c.device ? c.device->name() : "cpu"},
+      {"staged_through_host", c.staging != nullptr},
       {"warmup", c.options.warmup},     {"iterations_requested", c.options.iterations},
       {"target_ms", c.options.target_ms},
       {"time", "slowest rank's mean per iteration"},
@@ -211,7 +248,7 @@ int64_t run_sizes(BenchContext& c, const std::vector<int64_t>& sizes, int hosts)
   int64_t wrong = 0;
   for (int64_t bytes : sizes) {
     std::vector<AlgorithmResult> results;
-    for (AllreduceAlgorithm algorithm : c.algorithms) {
+    for (const std::string& algorithm : c.algorithms) {
       results.push_back(bench_one(c, algorithm, bytes / 4));
       wrong += results.back().wrong_count;
     }
@@ -223,10 +260,30 @@ int64_t run_sizes(BenchContext& c, const std::vector<int64_t>& sizes, int hosts)
   return wrong;
 }
 
+// The buffer every size reuses, where --device puts it, and nccl's on this rank's GPU.
+void open_buffers(BenchContext& c, int local_rank, int64_t count) {
+  const bool wants_nccl = std::find(c.algorithms.begin(), c.algorithms.end(), "nccl") != c.algorithms.end();
+  if (wants_nccl || c.options.device != "cpu") {
+    try {
+      c.device = open_device("cuda", local_rank);
+    } catch (const InputError& error) {
+      fail_input("bench allreduce{}{}: {}", wants_nccl ? " --transport nccl" : "",
+                 c.options.device != "cpu" ? " --device cuda" : "", error.what());
+    }
+  }
+  if (c.options.device != "cpu") c.staging = c.device.get();
+  c.storage = c.staging != nullptr ? c.device->allocator()(count) : allocate_aligned(count);
+  c.buffer = {c.storage.get(), static_cast<size_t>(count)};
+  if (wants_nccl) {
+    c.nccl = open_nccl_bench_buffer(c.comm, count,
+                                    {.timeout_seconds = c.options.timeout_s, .stop_requested = {}, .peers = nullptr});
+  }
+}
+
 void run_allreduce_bench(const AllreduceBenchOptions& options) {
   const std::vector<int64_t> sizes = parse_size_range(options.sizes);
   BenchContext c(options);
-  for (const std::string& name : options.transports) c.algorithms.push_back(parse_allreduce_algorithm(name));
+  c.algorithms = options.transports;
   int64_t wrong = 0;
   {
     MpiSession session;
@@ -244,9 +301,8 @@ void run_allreduce_bench(const AllreduceBenchOptions& options) {
                    "run it under mpirun -np N with N >= 2");
     }
     try {
-      c.buffer.assign(static_cast<size_t>(sizes.back() / 4), 0.0f);
-      const bool ring = std::find(c.algorithms.begin(), c.algorithms.end(), AllreduceAlgorithm::Ring) !=
-                        c.algorithms.end();
+      open_buffers(c, session.local_rank(), sizes.back() / 4);
+      const bool ring = std::find(c.algorithms.begin(), c.algorithms.end(), "ring") != c.algorithms.end();
       if (ring) c.shared = SharedRing::open(parse_ring_path(options.ring_path), c.comm, options.chunk_kb * 1024, c.wait);
       wrong = run_sizes(c, sizes, count_hosts(session, c.comm));
       if (c.shared) c.shared->release(c.wait);
@@ -266,12 +322,19 @@ void run_allreduce_bench(const AllreduceBenchOptions& options) {
 
 void add_allreduce_bench(CLI::App& bench) {
   auto* command = bench.add_subcommand(
-      "allreduce", "Ring allreduce against MPI_Allreduce over message sizes (run under mpirun)");
+      "allreduce", "Ring allreduce against MPI_Allreduce (and NCCL on GPUs) over message sizes (run under mpirun)");
   auto options = std::make_shared<AllreduceBenchOptions>();
   command->add_option("--sizes", options->sizes, "Sizes MIN:MAX in bytes, doubling (e.g. 4B:256MiB), or one size")
       ->capture_default_str();
-  command->add_option("--transport", options->transports, "Algorithms to compare, comma-separated: ring, mpi")
+  command->add_option("--transport", options->transports,
+                      "Algorithms to compare, comma-separated: ring, mpi, nccl (NCCL on each rank's GPU)")
       ->delimiter(',')
+      ->check(CLI::IsMember({"ring", "mpi", "nccl"}))
+      ->capture_default_str();
+  command->add_option("--device", options->device,
+                      "Where ring's and mpi's buffer lives: cpu, or cuda (moved to the host and back around each "
+                      "allreduce, as training stages gradients)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   command->add_option("--iters", options->iterations, "Timed iterations per size (0: about --target-ms each)")
       ->check(CLI::NonNegativeNumber);

@@ -1,5 +1,6 @@
 // Training on a GPU end to end: a short LeNet-5 run on the device against the same run on the CPU,
-// and two ranks averaging gradients with `nccl` against `ring` on the CPU. Skipped, saying why,
+// two ranks averaging gradients with `nccl` against `ring` on the CPU, and `bench allreduce` of
+// nccl and the staged ring on device buffers checked element by element. Skipped, saying why,
 // where no GPU can be used.
 #include <gtest/gtest.h>
 
@@ -54,6 +55,22 @@ TEST_F(GpuTraining, TwoRanksWithNcclEndLikeTheRingOnTheCpu) {
   const double ring_loss = ring["epochs"][0]["train_loss"].get<double>();
   const double nccl_loss = nccl["epochs"][0]["train_loss"].get<double>();
   EXPECT_NEAR(nccl_loss, ring_loss, 1e-2 * ring_loss) << "ring " << ring_loss << ", nccl " << nccl_loss;
+}
+
+// The bench's untimed runs compare every element with the closed-form sum; a wrong one fails it.
+TEST_F(GpuTraining, BenchAllreduceOfNcclAndTheStagedRingChecksEveryElement) {
+  const std::string json = (root_ / "allreduce.json").string();
+  const Outcome r = testing::shell(testing::mpirun(2) + " bench allreduce --sizes 4B:1MiB --iters 3 --transport " +
+                                   "nccl,ring --device cuda --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto report = testing::read_json(json);
+  EXPECT_TRUE(report["staged_through_host"].get<bool>());
+  ASSERT_EQ(report["rows"].size(), 19u);
+  for (const auto& row : report["rows"]) {
+    EXPECT_EQ(row["nccl"]["wrong_elements"], 0) << row.dump();
+    EXPECT_EQ(row["ring"]["wrong_elements"], 0) << row.dump();
+    EXPECT_GT(row["nccl"]["algbw_gbps"].get<double>(), 0.0) << row.dump();
+  }
 }
 
 }  // namespace

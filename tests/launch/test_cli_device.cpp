@@ -1,6 +1,7 @@
 // `device:` from the command line: where a GPU cannot be used (no CUDA build, or no device),
-// `device: cuda` and `bench step --device cuda` end at once with exit code 2 and the reason, before
-// any data is read; an unknown device is named with the choices.
+// `device: cuda`, `bench step --device cuda` and `bench allreduce --transport nccl / --device cuda`
+// end at once with exit code 2 and the reason, before any data is read; an unknown device is named
+// with the choices.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -36,6 +37,21 @@ TEST(CliDevice, BenchStepOnCudaWithoutAGpuIsRefused) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(expected_reason()), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("use device: cpu"), std::string::npos) << r.output;
+}
+
+TEST(CliDevice, BenchAllreduceOnAGpuWithoutOneIsRefusedNamingTheFlag) {
+  if (gpu_usable()) GTEST_SKIP() << "a GPU is present here";
+  const Outcome nccl = dtbench("bench allreduce --sizes 4B --iters 1 --transport ring,nccl");
+  EXPECT_EQ(nccl.exit_code, 2) << nccl.output;
+  EXPECT_NE(nccl.output.find("bench allreduce --transport nccl: " + expected_reason()), std::string::npos)
+      << nccl.output;
+  const Outcome staged = dtbench("bench allreduce --sizes 4B --iters 1 --device cuda");
+  EXPECT_EQ(staged.exit_code, 2) << staged.output;
+  EXPECT_NE(staged.output.find("bench allreduce --device cuda: " + expected_reason()), std::string::npos)
+      << staged.output;
+  const Outcome unknown = dtbench("bench allreduce --sizes 4B --transport gloo");
+  EXPECT_NE(unknown.exit_code, 0) << unknown.output;
+  EXPECT_NE(unknown.output.find("gloo not in {ring,mpi,nccl}"), std::string::npos) << unknown.output;
 }
 
 TEST(CliDevice, AnUnknownDeviceIsNamedWithTheChoices) {
