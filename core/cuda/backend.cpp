@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "core/cuda/device_loss.h"
 #include "core/cuda/device_optimizer.h"
+#include "core/cuda/phase_marks.h"
 #include "core/cuda/plan/device_pick.h"
 #include "core/cuda/register.h"
 #include "core/cuda/twins.h"
@@ -24,7 +26,7 @@ namespace {
 
 class CudaBackend : public DeviceBackend {
  public:
-  explicit CudaBackend(int device) : context_(device) {}
+  explicit CudaBackend(int device) : context_(device), loss_(context_) {}
 
   std::string name() const override { return context_.description(); }
   FloatAllocator allocator() const override { return cuda::allocate_managed; }
@@ -35,6 +37,11 @@ class CudaBackend : public DeviceBackend {
   void move_to_device(std::span<float> values) override {
     context_.prefetch(values.data(), static_cast<int64_t>(values.size()), true);
   }
+  std::optional<LossResult> softmax_cross_entropy(const Tensor& logits, std::span<const int32_t> labels,
+                                                  Tensor* grad_logits) override {
+    return loss_.compute(logits, labels, grad_logits);
+  }
+  std::unique_ptr<PhaseMarks> phase_marks(int count) override { return cuda::make_phase_marks(context_, count); }
   std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, int64_t count) override {
     return cuda::make_device_optimizer(context_, config, count);
   }
@@ -75,6 +82,7 @@ class CudaBackend : public DeviceBackend {
   }
 
   cuda::CudaContext context_;
+  cuda::DeviceLoss loss_;
 };
 
 std::unique_ptr<DeviceBackend> open_cuda(int local_rank) {

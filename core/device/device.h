@@ -8,14 +8,28 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/layers/layer.h"
+#include "core/layers/loss.h"
 #include "core/optim/optimizer.h"
 
 namespace dtbench {
+
+// Points in a device's queue of work, timed when the device reaches them (CUDA events): the
+// training loop marks its phase boundaries with them, so that a phase holds the device work
+// queued in it without the loop waiting for the device at each boundary.
+class PhaseMarks {
+ public:
+  virtual ~PhaseMarks() = default;
+  // Records mark `index` (0 .. count − 1) behind everything queued so far.
+  virtual void record(int index) = 0;
+  // Waits until the device has reached mark count − 1; the seconds from mark 0 to each mark.
+  virtual std::vector<double> seconds_from_first() = 0;
+};
 
 // Zero-filled float storage; allocate_aligned (core/tensor/tensor.h) is the host's.
 using FloatAllocator = std::shared_ptr<float[]> (*)(int64_t count);
@@ -40,6 +54,20 @@ class DeviceBackend {
   // following the first touch one fault at a time. Both return once the move is done.
   virtual void move_to_host(std::span<float> values) { (void)values; }
   virtual void move_to_device(std::span<float> values) { (void)values; }
+  // The batch's softmax cross-entropy, and its gradient when grad_logits is given, computed on the
+  // device (one fused kernel; grad_logits is pointed at the memory it wrote); nullopt leaves it to
+  // the host's softmax_cross_entropy (core/layers/loss.h) over the logits.
+  virtual std::optional<LossResult> softmax_cross_entropy(const Tensor& logits, std::span<const int32_t> labels,
+                                                          Tensor* grad_logits) {
+    (void)logits, (void)labels, (void)grad_logits;
+    return std::nullopt;
+  }
+  // `count` marks for the training loop's phase boundaries; null: the loop waits for the device at
+  // each boundary (synchronize()) and reads the host's clock.
+  virtual std::unique_ptr<PhaseMarks> phase_marks(int count) {
+    (void)count;
+    return nullptr;
+  }
   // An optimizer whose updates run on the device, over `count` floats this backend allocated;
   // null lets the host's optimizer run over them.
   virtual std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, int64_t count) {

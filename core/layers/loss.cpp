@@ -5,8 +5,7 @@
 
 namespace dtbench {
 
-LossResult softmax_cross_entropy(const Tensor& logits, std::span<const int32_t> labels,
-                                 Tensor* grad_logits) {
+void check_loss_inputs(const Tensor& logits, std::span<const int32_t> labels) {
   if (logits.rank() != 2) {
     fail_input("softmax cross-entropy: logits must be (B, K), got {}",
                shape_string(logits.shape()));
@@ -24,6 +23,13 @@ LossResult softmax_cross_entropy(const Tensor& logits, std::span<const int32_t> 
           labels[b], b, classes, classes);
     }
   }
+}
+
+LossResult softmax_cross_entropy(const Tensor& logits, std::span<const int32_t> labels,
+                                 Tensor* grad_logits) {
+  check_loss_inputs(logits, labels);
+  const int64_t batch = logits.dim(0);
+  const int64_t classes = logits.dim(1);
   LossResult result;
   if (batch == 0) {
     if (grad_logits != nullptr) grad_logits->resize(logits.shape());

@@ -49,6 +49,16 @@ void require_finite(double loss, int64_t epoch, int64_t global_step) {
 struct StepMarks {
   Clock::time_point load_start, forward_start, backward_start, sync_start, step_end;
 };
+constexpr int kStepMarks = 5;
+
+// The step's boundaries on the device's clock: each mark's offset from mark 0 (recorded at
+// load_start, with the device idle since the previous step ended) placed after load_start.
+StepMarks step_marks_on_device(Clock::time_point load_start, const std::vector<double>& offsets) {
+  const auto at = [&](size_t i) {
+    return load_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(offsets.at(i)));
+  };
+  return {load_start, at(1), at(2), at(3), at(4)};
+}
 
 // The step's phases from its marks and the transport's split; other is what none of them covers.
 StepTimes phase_times(const StepMarks& marks, const SyncTimes& sync) {
@@ -89,7 +99,9 @@ void set_training_figures(EpochResult& result, double loss_sum, int64_t correct)
 }  // namespace
 
 Trainer::Trainer(Model& model, Loader& train, Loader* test, GradientSync& sync, TrainerOptions options)
-    : model_(model), train_(train), test_(test), sync_(sync), options_(options) {}
+    : model_(model), train_(train), test_(test), sync_(sync), options_(options) {
+  if (DeviceBackend* device = model_.device()) marks_ = device->phase_marks(kStepMarks);
+}
 
 double RunClock::unix_seconds(Clock::time_point at) const { return start_unix_seconds + seconds_between(start, at); }
 
@@ -146,27 +158,32 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step, Clock::tim
     if (options_.max_steps > 0 && global_step >= options_.max_steps) break;
     if (options_.stop_requested && options_.stop_requested()) throw_stopped(epoch, step, steps_in_epoch);
     const auto load_start = Clock::now();
+    if (marks_) marks_->record(0);
     const Batch* batch = train_.next();
     if (batch == nullptr) break;  // the end of the data: this wait is counted before evaluation
     result.between_seconds += seconds_between(last_mark, load_start);
-    const auto forward_start = phase_mark();
+    StepMarks marks{.load_start = load_start, .forward_start = phase_mark(1)};
     const Tensor& logits = model_.forward(batch->images, Mode::Train);
-    const LossResult loss = softmax_cross_entropy(logits, batch->labels, &grad_logits_);
+    const LossResult loss = batch_loss(logits, batch->labels, &grad_logits_);
     require_finite(loss.loss, epoch, global_step);
     add_straggler_delay(options_.compute_delay_seconds);
-    const auto backward_start = phase_mark();
+    marks.backward_start = phase_mark(2);
     model_.backward(grad_logits_);
-    const auto sync_start = phase_mark();
+    marks.sync_start = phase_mark(3);
+    // The transport times comm on the host's clock, and may read the gradients from another
+    // stream or the host: backward's work is done before it starts.
+    if (marks_) model_.device()->synchronize();
     const SyncTimes sync = sync_.finish_step(model_, global_step);
-    const auto step_end = phase_mark();
-    last_mark = step_end;
+    marks.step_end = phase_mark(4);
+    if (marks_) marks = step_marks_on_device(load_start, marks_->seconds_from_first());
+    last_mark = marks.step_end;
 
-    const StepTimes times = phase_times({load_start, forward_start, backward_start, sync_start, step_end}, sync);
+    const StepTimes times = phase_times(marks, sync);
     profiler_.record(times);
     if (options_.trace != nullptr) {
       options_.trace->record_step(epoch, step, global_step,
-                                  {load_start, forward_start, backward_start, sync_start, step_end, sync.comm,
-                                   sync.update, sync.spans});
+                                  {marks.load_start, marks.forward_start, marks.backward_start, marks.sync_start,
+                                   marks.step_end, sync.comm, sync.update, sync.spans});
     }
     add_comm(result.sync_total, sync);
     if (sync.slowest_rank >= 0) count_slowest_rank(result.slowest_rank_steps, sync.slowest_rank);
@@ -178,8 +195,9 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step, Clock::tim
     result.train_seconds += times.total;
     ++global_step;
 
-    if (options_.show_progress && seconds_between(last_progress, step_end) >= options_.progress_interval_seconds) {
-      last_progress = step_end;
+    if (options_.show_progress &&
+        seconds_between(last_progress, marks.step_end) >= options_.progress_interval_seconds) {
+      last_progress = marks.step_end;
       show_progress(epoch, step + 1, steps_to_run, result,
                     {loss_sum / static_cast<double>(result.images),
                      static_cast<double>(correct) / static_cast<double>(result.images), result.images});
@@ -193,9 +211,21 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step, Clock::tim
   return result;
 }
 
-Clock::time_point Trainer::phase_mark() const {
-  if (DeviceBackend* device = model_.device()) device->synchronize();
+Clock::time_point Trainer::phase_mark(int index) const {
+  if (marks_) {
+    marks_->record(index);
+  } else if (DeviceBackend* device = model_.device()) {
+    device->synchronize();
+  }
   return Clock::now();
+}
+
+LossResult Trainer::batch_loss(const Tensor& logits, std::span<const int32_t> labels, Tensor* grad_logits) {
+  if (DeviceBackend* device = model_.device()) {
+    if (auto on_device = device->softmax_cross_entropy(logits, labels, grad_logits)) return *on_device;
+    device->synchronize();  // the host reads the logits next
+  }
+  return softmax_cross_entropy(logits, labels, grad_logits);
 }
 
 Evaluation Trainer::evaluate(Loader& loader) {
@@ -205,8 +235,7 @@ Evaluation Trainer::evaluate(Loader& loader) {
   while (const Batch* batch = loader.next()) {
     const auto limit = options_.eval_max_samples;
     if (limit > 0 && samples + static_cast<int64_t>(batch->labels.size()) > limit) break;
-    const LossResult loss =
-        softmax_cross_entropy(model_.forward(batch->images, Mode::Eval), batch->labels, nullptr);
+    const LossResult loss = batch_loss(model_.forward(batch->images, Mode::Eval), batch->labels, nullptr);
     const auto batch_size = static_cast<int64_t>(batch->labels.size());
     loss_sum += loss.loss * static_cast<double>(batch_size);
     correct += loss.correct;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/data/loader.h"
+#include "core/device/device.h"
 #include "core/models/model.h"
 #include "core/profile/profiler.h"
 #include "core/profile/trace_writer.h"
@@ -95,9 +96,15 @@ class Trainer {
   // leaves), running loss and accuracy, images/s and the time left.
   void show_progress(int64_t epoch, int64_t steps_done, int64_t steps_to_run, const EpochResult& so_far,
                      const Evaluation& running);
-  // The clock at a phase boundary. A phase ends when its work is done, not when the host queued
-  // it: with the model on a device the clock is read once the device has finished what was queued.
-  std::chrono::steady_clock::time_point phase_mark() const;
+  // The clock at phase boundary `index` (0 load, 1 forward, 2 backward, 3 sync, 4 step end). A
+  // phase ends when its work is done, not when the host queued it: with the model on a device
+  // whose backend gives phase marks, mark `index` is recorded on the device's queue (the step's
+  // times are then read from the marks, step_times_on_device); without marks, the clock is read
+  // once the device has finished what was queued.
+  std::chrono::steady_clock::time_point phase_mark(int index) const;
+  // The batch's loss on the device when the backend computes it there, otherwise on the host once
+  // the device is done with the logits.
+  LossResult batch_loss(const Tensor& logits, std::span<const int32_t> labels, Tensor* grad_logits);
 
   Model& model_;
   Loader& train_;
@@ -107,6 +114,7 @@ class Trainer {
   Profiler profiler_;
   Tensor grad_logits_;
   OperatorTimes operator_times_;
+  std::unique_ptr<PhaseMarks> marks_;  // the device's, when it times phases on its own clock
 };
 
 }  // namespace dtbench
