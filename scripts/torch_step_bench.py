@@ -215,23 +215,30 @@ def peak_rss_mib():
 def bench_one_model(name, args):
     shape = parse_shape(args.input) if args.input else DEFAULT_INPUT[name]
     model, _ = build(name, shape, args.classes)
-    model.train()
+    device = torch.device(args.device)
+    model.to(device).train()
     gen = torch.Generator().manual_seed(7)
-    images = torch.randn((args.batch, *shape), generator=gen)
-    labels = torch.randint(0, args.classes, (args.batch,), generator=gen)
+    images = torch.randn((args.batch, *shape), generator=gen).to(device)
+    labels = torch.randint(0, args.classes, (args.batch,), generator=gen).to(device)
+
+    def now():
+        # A phase ends when the device has done its work, as dtbench's loop waits for it.
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        return time.perf_counter()
     criterion = nn.CrossEntropyLoss()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
     forward, backward, update = [], [], []
     for step in range(args.warmup + args.steps):
         optimizer.zero_grad(set_to_none=True)
-        t0 = time.perf_counter()
+        t0 = now()
         loss = criterion(model(images), labels)
-        t1 = time.perf_counter()
+        t1 = now()
         loss.backward()
-        t2 = time.perf_counter()
+        t2 = now()
         optimizer.step()
-        t3 = time.perf_counter()
+        t3 = now()
         if step < args.warmup:
             continue
         forward.append(t1 - t0)
@@ -273,7 +280,11 @@ def main():
                         help="torch.set_num_threads (0 or absent: os.cpu_count())")
     parser.add_argument("--classes", type=int, default=10, help="number of classes (default 10)")
     parser.add_argument("--input", default="", help="input shape CxHxW (default: the model's own)")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="cpu, or cuda: the first GPU, each phase ended by torch.cuda.synchronize")
     args = parser.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: this torch sees no usable CUDA device")
     if args.model != "all" and args.model not in BUILDERS:
         parser.error(f"unknown model '{args.model}'; valid models: {', '.join(MODELS)}, all")
     if args.batch < 1 or args.steps < 1 or args.warmup < 0 or args.threads < 0 or args.classes < 1:
@@ -282,8 +293,8 @@ def main():
     threads = args.threads or os.cpu_count() or 1
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    print(f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads; median of {args.steps} "
-          f"steps after {args.warmup} warm-up")
+    where = torch.cuda.get_device_name(0) if args.device == "cuda" else f"{torch.get_num_threads()} threads"
+    print(f"PyTorch {torch.__version__}, {where}; median of {args.steps} steps after {args.warmup} warm-up")
     print(f"{'model':<10} {'batch':>6} {'forward ms':>11} {'backward ms':>12} {'update ms':>10} "
           f"{'step ms':>10} {'images/s':>10} {'peak RSS MiB':>12}", flush=True)
     for name in MODELS:
