@@ -20,15 +20,18 @@ double largest_share(const ServerLayout& layout, int workers) {
 }
 
 // Comm of the allreduce transports: buckets one after another on one communication thread. With
-// overlap, bucket k may start once backward has produced it — backward's time spread over the
-// gradient in proportion to bytes — and the step waits only for what is left when backward ends.
+// overlap, bucket k may start once backward has produced it — at the share of backward the run's
+// layers put before it (bucket_ready), else backward's time spread over the gradient by bytes —
+// and the step waits only for what is left when backward ends.
 StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConstants& c) {
   StepPrediction p{.compute_s = w.compute.total()};
   const double backward = w.compute.backward_s;
   double produced = 0, comm_free_at = 0;
-  for (int64_t bucket : w.bucket_bytes) {
+  for (size_t k = 0; k < w.bucket_bytes.size(); ++k) {
+    const int64_t bucket = w.bucket_bytes[k];
     produced += static_cast<double>(bucket);
-    const double ready = w.overlap ? backward * produced / static_cast<double>(w.gradient_bytes) : backward;
+    const double share = w.bucket_ready.empty() ? produced / static_cast<double>(w.gradient_bytes) : w.bucket_ready[k];
+    const double ready = w.overlap ? backward * share : backward;
     const double cost = allreduce_seconds(bucket, workers, c);
     comm_free_at = std::max(comm_free_at, ready) + cost;
     p.comm_total_s += cost;

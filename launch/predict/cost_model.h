@@ -33,6 +33,7 @@ struct ComputePhases {
 struct Workload {
   ComputePhases compute{};
   std::vector<int64_t> bucket_bytes{};  // allreduce buckets in the order backward completes them
+  std::vector<double> bucket_ready{};   // share of backward done when each is complete; empty: by bytes
   bool overlap = false;               // buckets reduced during backward (comm.overlap)
   int64_t gradient_bytes = 0;         // the whole gradient: what a ps worker pushes and pulls
 };

@@ -78,6 +78,24 @@ TEST(PredictModel, OverlapHidesWhatBackwardCovers) {
   EXPECT_LT(during.step_s, after.step_s);
 }
 
+TEST(PredictModel, OverlapStartsEachBucketWhereTheLayersPutIt) {
+  Workload w = workload(true);
+  w.bucket_bytes = {5 << 20, 5 << 20};
+  w.bucket_ready = {0.25, 1.0};  // the first bucket's layers are a quarter of backward's work
+  const NetworkConstants c = link(1);
+  const double one = allreduce_seconds(5 << 20, 2, c);
+  const double expected = std::max(0.25 * 0.04 + one, 0.04) + one - 0.04;
+  EXPECT_NEAR(predict_step(PredictTransport::Ring, w, 2, {}, c).comm_exposed_s, expected, 1e-12);
+  // The earlier a bucket is ready, the less of it is left when backward ends.
+  double previous = 0;
+  for (double ready = 0; ready <= 1.0; ready += 0.125) {
+    w.bucket_ready = {ready, 1.0};
+    const double exposed = predict_step(PredictTransport::Ring, w, 2, {}, c).comm_exposed_s;
+    EXPECT_GE(exposed, previous - 1e-15) << ready;
+    previous = exposed;
+  }
+}
+
 TEST(PredictModel, OneServerApartCarriesEveryWorkersBytes) {
   const NetworkConstants c = link(1);
   const ServerLayout one_apart{.shards = 1, .beside_workers = false};
