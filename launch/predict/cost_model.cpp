@@ -64,7 +64,13 @@ double ps_transfer_seconds(int64_t bytes, int workers, const ServerLayout& layou
   const double local = layout.beside_workers ? 1.0 / shards : 0.0;
   const double worker_link = s * (1.0 - local);
   const double server_link = s * largest_share(layout, workers) * (layout.beside_workers ? workers - 1 : workers);
-  return c.alpha_s + std::max(worker_link, server_link) / c.beta_bytes_per_s;
+  const double wire = std::max(worker_link, server_link) / c.beta_bytes_per_s;
+  // Hosts on shared cores (the emulated cluster): TCP's copies of all N workers' bytes, local shard
+  // included, on those cores — one way is half the measured round trip, one core's worth per worker.
+  const double cpu = layout.shared_cores > 0
+                         ? s * c.cpu_s_per_byte / 2 * std::max(1.0, static_cast<double>(workers) / layout.shared_cores)
+                         : 0.0;
+  return c.alpha_s + std::max(wire, cpu);
 }
 
 StepPrediction predict_step(PredictTransport transport, const Workload& w, int workers, const ServerLayout& layout,

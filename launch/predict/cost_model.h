@@ -21,6 +21,7 @@ struct NetworkConstants {
   double beta_bytes_per_s = 0.0;   // bytes per second one worker's link carries each way
   double reduce_s_per_byte = 0.0;  // allreduce: summing a received byte; ps: a server summing a byte of one worker
   double apply_s_per_byte = 0.0;   // ps: the server's optimizer step per byte of its shard
+  double cpu_s_per_byte = 0.0;     // ps: a byte sent and echoed back over TCP, CPU alone (no link); 0: unknown
   std::string source{};            // the measured inputs these came from
 };
 
@@ -44,6 +45,7 @@ struct ServerLayout {
   int shards = 0;
   bool beside_workers = true;
   double largest_share = 0.0;  // of the parameters on the largest shard, as measured; 0: even, 1/K
+  int shared_cores = 0;        // all hosts share this many cores (the emulated cluster); 0: each host its own
 };
 
 struct StepPrediction {
@@ -59,7 +61,8 @@ struct StepPrediction {
 double allreduce_seconds(int64_t bytes, int workers, const NetworkConstants& c);
 
 // Push (or pull) of one worker's `bytes` spread over the shards, given the layout: each worker's
-// link carries its own bytes, each server's link those of every worker (incast).
+// link carries its own bytes, each server's link those of every worker (incast). Where the hosts
+// share cores, no faster than those cores can move every worker's bytes through TCP.
 double ps_transfer_seconds(int64_t bytes, int workers, const ServerLayout& layout, const NetworkConstants& c);
 
 // One step of `transport` for `workers` workers. N = 1 is one worker training alone: compute only.

@@ -51,7 +51,7 @@ void add_ps(const nlohmann::json& j, const FitFile& f, Groups& g) {
     g.ps[f.link.bits_per_s].push_back(
         {.bytes = row.at("bytes").get<int64_t>(), .workers = workers, .shards = shards,
          .transfer_s = (row.at("push_us").get<double>() + row.at("pull_us").get<double>()) / 1e6,
-         .server_s = row.at("wait_us").get<double>() / 1e6});
+         .server_s = row.at("wait_us").get<double>() / 1e6, .tcp_s = row.value("tcp_us", 0.0) / 1e6});
   }
   for (auto transport : {PredictTransport::PsSync, PredictTransport::PsAsync}) {
     g.files[{transport, f.link.bits_per_s}].push_back(f.path.string());

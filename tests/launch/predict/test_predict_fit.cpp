@@ -86,6 +86,23 @@ TEST(PredictFit, ParameterServerFitRecoversLatencyBandwidthAndApplyCost) {
   EXPECT_NEAR(c.apply_s_per_byte, apply, 1e-6 * apply);
 }
 
+// The loopback rounds' total time over their bytes: a 20 us round-trip latency is lost in the
+// large payloads; a file without the probe gives no CPU cost.
+TEST(PredictFit, TcpCostPerByteFromTheLoopbackRounds) {
+  const double cpu = 2e-9;
+  std::vector<PsSample> samples;
+  double bytes_total = 0;
+  for (int64_t bytes : {240'000, 9'000'000, 44'700'000}) {
+    const double s = static_cast<double>(bytes);
+    bytes_total += s;
+    samples.push_back({.bytes = bytes, .transfer_s = 2 * (1e-4 + s / 1e8), .server_s = s * 1e-9,
+                       .tcp_s = 20e-6 + s * cpu});
+  }
+  EXPECT_NEAR(fit_ps(samples, 0.0).cpu_s_per_byte, cpu + 3 * 20e-6 / bytes_total, 1e-18);
+  for (PsSample& sample : samples) sample.tcp_s = 0;
+  EXPECT_EQ(fit_ps(samples, 0.0).cpu_s_per_byte, 0.0);
+}
+
 TEST(PredictFit, LinkRatesParse) {
   EXPECT_DOUBLE_EQ(parse_link_rate("1gbit").bits_per_s, 1e9);
   EXPECT_DOUBLE_EQ(parse_link_rate("2.5Gbit").bits_per_s, 2.5e9);

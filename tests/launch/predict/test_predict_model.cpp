@@ -96,6 +96,35 @@ TEST(PredictModel, OverlapStartsEachBucketWhereTheLayersPutIt) {
   }
 }
 
+// Hosts on 2 shared cores: 8 workers push 10 MiB each through TCP at 2 ns per byte out and back,
+// 4 workers to a core — 10 MiB x 1 ns x 4 one way, far above the 100 Gbit link's 7/8 x 10 MiB.
+TEST(PredictModel, SharedCoresBoundTheParameterServersTransfer) {
+  NetworkConstants c = link(100);
+  c.cpu_s_per_byte = 2e-9;
+  const int64_t s = 10 << 20;
+  const ServerLayout shared{.shared_cores = 2};
+  EXPECT_NEAR(ps_transfer_seconds(s, 8, shared, c), 50e-6 + s * 1e-9 * 4, 1e-12);
+  EXPECT_NEAR(ps_transfer_seconds(s, 8, {}, c), 50e-6 + 7.0 / 8 * s / c.beta_bytes_per_s, 1e-12);  // own cores
+  // At 1 Gbit the link is the slower: the cores change nothing.
+  c.beta_bytes_per_s = 1e9 / 8;
+  EXPECT_DOUBLE_EQ(ps_transfer_seconds(s, 2, shared, c), ps_transfer_seconds(s, 2, {}, c));
+  // More workers on the cores, or fewer cores, never make a step faster.
+  const Workload w = workload(false);
+  c = link(100);
+  c.cpu_s_per_byte = 2e-9;
+  for (PredictTransport t : {PredictTransport::PsSync, PredictTransport::PsAsync}) {
+    double previous = 0;
+    for (int n = 1; n <= 64; n *= 2) {
+      const double two = predict_step(t, w, n, {.shared_cores = 2}, c).step_s;
+      const double eight = predict_step(t, w, n, {.shared_cores = 8}, c).step_s;
+      EXPECT_GE(two, eight) << transport_name(t) << " at " << n;
+      EXPECT_GE(eight, predict_step(t, w, n, {}, c).step_s) << transport_name(t) << " at " << n;
+      EXPECT_GE(two, previous) << transport_name(t) << " at " << n;
+      previous = two;
+    }
+  }
+}
+
 TEST(PredictModel, OneServerApartCarriesEveryWorkersBytes) {
   const NetworkConstants c = link(1);
   const ServerLayout one_apart{.shards = 1, .beside_workers = false};
