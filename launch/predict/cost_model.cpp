@@ -77,15 +77,21 @@ StepPrediction predict_step(PredictTransport transport, const Workload& w, int w
                             const NetworkConstants& c) {
   if (workers < 1) fail_input("predict: {} workers; expected at least 1", workers);
   if (workers == 1) return {.step_s = w.compute.total(), .compute_s = w.compute.total()};
-  if (transport == PredictTransport::Ring || transport == PredictTransport::Mpi) return allreduce_step(w, workers, c);
+  if (transport == PredictTransport::Ring || transport == PredictTransport::Mpi) {
+    StepPrediction p = allreduce_step(w, workers, c);
+    p.comm_exposed_s += w.straggler_s;  // the allreduce cannot end before the slowest worker joins
+    p.step_s += w.straggler_s;
+    return p;
+  }
 
   StepPrediction p{.compute_s = w.compute.total()};
   const double share = largest_share(layout, workers);
   const double transfer = 2 * ps_transfer_seconds(w.gradient_bytes, workers, layout, c);  // push + pull
   if (transport == PredictTransport::PsSync) {
-    // The barrier: every worker's push is in before the servers sum all N and step once.
+    // The barrier: every worker's push, the slowest's too, is in before the servers sum all N and
+    // step once.
     p.comm_total_s = transfer + server_seconds(w.gradient_bytes, workers, share, c);
-    p.comm_exposed_s = p.comm_total_s;
+    p.comm_exposed_s = p.comm_total_s + w.straggler_s;
   } else {
     // No barrier: a worker waits for its own round only, unless the servers' links or cores,
     // which every worker's gradient passes once per step, are the slower.

@@ -37,6 +37,7 @@ struct Workload {
   std::vector<double> bucket_ready{};   // share of backward done when each is complete; empty: by bytes
   bool overlap = false;               // buckets reduced during backward (comm.overlap)
   int64_t gradient_bytes = 0;         // the whole gradient: what a ps worker pushes and pulls
+  double straggler_s = 0.0;  // the run's slowest worker's compute less this one's: what a synchronous step waits
 };
 
 // Where the parameter servers are: `shards` of them, each beside a worker (one per host, the
@@ -66,6 +67,8 @@ double allreduce_seconds(int64_t bytes, int workers, const NetworkConstants& c);
 double ps_transfer_seconds(int64_t bytes, int workers, const ServerLayout& layout, const NetworkConstants& c);
 
 // One step of `transport` for `workers` workers. N = 1 is one worker training alone: compute only.
+// The synchronous transports (ring, mpi, ps-sync) wait for the slowest worker as measured: their
+// exposed comm holds straggler_s.
 StepPrediction predict_step(PredictTransport transport, const Workload& workload, int workers,
                             const ServerLayout& layout, const NetworkConstants& c);
 

@@ -45,6 +45,18 @@ std::vector<double> backward_done_at(const Model& model) {
   return done;
 }
 
+// How much longer the slowest worker computed per step than the one whose report this is (the
+// workers' means over the same epochs); 0 for a run of one worker.
+double straggler_seconds(const RunRecord& record, double own_compute) {
+  double slowest = own_compute;
+  for (const WorkerMeans& worker : record.workers) {
+    double compute = 0;
+    for (int phase : {0, 1, 2, 4, 5}) compute += worker.mean_s[static_cast<size_t>(phase)];  // all but comm
+    slowest = std::max(slowest, compute);
+  }
+  return slowest - own_compute;
+}
+
 }  // namespace
 
 GradientBuckets gradient_buckets(const std::string& model, const std::vector<int64_t>& input, int64_t classes,
@@ -92,6 +104,7 @@ MeasuredRun load_measured_run(const std::filesystem::path& run_dir) {
   const auto phases = mean_phases(record.epochs, first);  // means: the phases sum to the step
   run.workload.compute = {.load_s = phases[0], .forward_s = phases[1], .backward_s = phases[2],
                           .update_s = phases[4], .other_s = phases[5]};
+  run.workload.straggler_s = straggler_seconds(record, run.workload.compute.total());
   run.measured_comm_s = phases[3];
   run.measured_step_s = phases[kStepIndex];
   run.servers = load_server_costs(run_dir);

@@ -2,7 +2,8 @@
 // What the cost model takes from a measured run directory: the compute phases per step (medians,
 // the first epoch left out when there are more), the gradient's buckets as the run's transport
 // cut them (the model rebuilt from report.json's name, input and classes; comm.bucket_mb and
-// comm.overlap from its blueprint), and the step time it measured, to check a prediction against.
+// comm.overlap from its blueprint), how much longer its slowest worker computed (workers.per_worker),
+// and the step time it measured, to check a prediction against.
 #include <filesystem>
 #include <optional>
 #include <string>

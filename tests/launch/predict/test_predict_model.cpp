@@ -125,6 +125,25 @@ TEST(PredictModel, SharedCoresBoundTheParameterServersTransfer) {
   }
 }
 
+// A synchronous step ends when the slowest worker's part is in; async does not wait for it, and
+// one worker alone has nobody to wait for.
+TEST(PredictModel, SynchronousStepsWaitForTheSlowestWorker) {
+  Workload w = workload(true);
+  const NetworkConstants c = link(10);
+  for (PredictTransport t : kAll) {
+    for (int n : {1, 4}) {
+      w.straggler_s = 0;
+      const StepPrediction even = predict_step(t, w, n, {}, c);
+      w.straggler_s = 0.015;
+      const StepPrediction uneven = predict_step(t, w, n, {}, c);
+      const double wait = n > 1 && t != PredictTransport::PsAsync ? 0.015 : 0.0;
+      EXPECT_NEAR(uneven.step_s, even.step_s + wait, 1e-12) << transport_name(t) << " at " << n;
+      EXPECT_NEAR(uneven.comm_exposed_s, even.comm_exposed_s + wait, 1e-12) << transport_name(t) << " at " << n;
+      EXPECT_DOUBLE_EQ(uneven.compute_s, even.compute_s) << transport_name(t);
+    }
+  }
+}
+
 TEST(PredictModel, OneServerApartCarriesEveryWorkersBytes) {
   const NetworkConstants c = link(1);
   const ServerLayout one_apart{.shards = 1, .beside_workers = false};
