@@ -19,11 +19,23 @@ double largest_share(const ServerLayout& layout, int workers) {
   return layout.largest_share > 0 ? layout.largest_share : 1.0 / shard_count(layout, workers);
 }
 
+// When a bucket started at `start`, costing `cost` alone, is done if it goes `stretch` times slower
+// while backward runs.
+double finish_time(double start, double cost, double backward, double stretch) {
+  if (start >= backward) return start + cost;
+  if (start + cost * stretch <= backward) return start + cost * stretch;
+  return backward + cost - (backward - start) / stretch;
+}
+
 // Comm of the allreduce transports: buckets one after another on one communication thread. With
 // overlap, bucket k may start once backward has produced it — at the share of backward the run's
 // layers put before it (bucket_ready), else backward's time spread over the gradient by bytes —
-// and the step waits only for what is left when backward ends.
-StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConstants& c) {
+// and the step waits only for what is left when backward ends. On shared cores backward's threads
+// take cores from the allreduce's TCP: 2N busy threads on C cores where the bench had N, so that
+// CPU (a rank sends and receives 2(N-1)/N of the bucket) goes slower by the ratio until backward ends.
+StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConstants& c, int shared_cores) {
+  const double n = workers, cores = shared_cores;
+  const double slowdown = cores > 0 ? std::max(1.0, 2 * n / cores) / std::max(1.0, n / cores) : 1.0;
   StepPrediction p{.compute_s = w.compute.total()};
   const double backward = w.compute.backward_s;
   double produced = 0, comm_free_at = 0;
@@ -33,7 +45,9 @@ StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConst
     const double share = w.bucket_ready.empty() ? produced / static_cast<double>(w.gradient_bytes) : w.bucket_ready[k];
     const double ready = w.overlap ? backward * share : backward;
     const double cost = allreduce_seconds(bucket, workers, c);
-    comm_free_at = std::max(comm_free_at, ready) + cost;
+    const double cpu = std::min(cost, 2 * (n - 1) / n * static_cast<double>(bucket) * c.cpu_s_per_byte / 2);
+    const double stretch = cost > 0 ? 1 + cpu * (slowdown - 1) / cost : 1.0;
+    comm_free_at = finish_time(std::max(comm_free_at, ready), cost, backward, stretch);
     p.comm_total_s += cost;
   }
   p.comm_exposed_s = std::max(0.0, comm_free_at - backward);
@@ -78,7 +92,7 @@ StepPrediction predict_step(PredictTransport transport, const Workload& w, int w
   if (workers < 1) fail_input("predict: {} workers; expected at least 1", workers);
   if (workers == 1) return {.step_s = w.compute.total(), .compute_s = w.compute.total()};
   if (transport == PredictTransport::Ring || transport == PredictTransport::Mpi) {
-    StepPrediction p = allreduce_step(w, workers, c);
+    StepPrediction p = allreduce_step(w, workers, c, layout.shared_cores);
     p.comm_exposed_s += w.straggler_s;  // the allreduce cannot end before the slowest worker joins
     p.step_s += w.straggler_s;
     return p;

@@ -21,7 +21,7 @@ struct NetworkConstants {
   double beta_bytes_per_s = 0.0;   // bytes per second one worker's link carries each way
   double reduce_s_per_byte = 0.0;  // allreduce: summing a received byte; ps: a server summing a byte of one worker
   double apply_s_per_byte = 0.0;   // ps: the server's optimizer step per byte of its shard
-  double cpu_s_per_byte = 0.0;     // ps: a byte sent and echoed back over TCP, CPU alone (no link); 0: unknown
+  double cpu_s_per_byte = 0.0;     // a byte sent and echoed back over TCP, CPU alone (no link); 0: unknown
   std::string source{};            // the measured inputs these came from
 };
 
@@ -41,7 +41,8 @@ struct Workload {
 };
 
 // Where the parameter servers are: `shards` of them, each beside a worker (one per host, the
-// study's layout) or on hosts of their own. shards 0: one per worker.
+// study's layout) or on hosts of their own. shards 0: one per worker. And whether all hosts share
+// one machine's cores (the emulated cluster), which every transport's CPU then competes for.
 struct ServerLayout {
   int shards = 0;
   bool beside_workers = true;

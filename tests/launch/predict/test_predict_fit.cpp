@@ -142,6 +142,27 @@ TEST(PredictFit, UnmeasuredLinksKeepTheMeasuredFractionOfTheirRate) {
   std::filesystem::remove(file);
 }
 
+// TCP's CPU is the machine's: the allreduces at a link rate take it from bench ps's probe there.
+TEST(PredictFit, AllreducesShareTheTcpCostOfTheParameterServerProbe) {
+  const auto dir = std::filesystem::temp_directory_path() / ("predict-tcp-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  nlohmann::json ar = nlohmann::json::array(), ps = nlohmann::json::array();
+  for (double bytes = 65536; bytes <= 32 << 20; bytes *= 4) {
+    ar.push_back({{"bytes", bytes}, {"ring", {{"time_us", 1e6 * ring_time(bytes, 2, 0.0)}}}});
+    ps.push_back({{"bytes", bytes}, {"push_us", 100 + bytes / 100}, {"pull_us", 100 + bytes / 100},
+                  {"wait_us", bytes / 1000}, {"tcp_us", bytes * 2e-3}});  // 2 ns a byte
+  }
+  std::ofstream(dir / "ar.json") << nlohmann::json{{"benchmark", "allreduce"}, {"world", 2}, {"rows", ar}};
+  std::ofstream(dir / "ps.json") << nlohmann::json{{"benchmark", "ps"}, {"workers", 1}, {"shards", 1}, {"rows", ps}};
+  const LinkRate link = parse_link_rate("1gbit");
+  const FittedConstants both({{.link = link, .path = dir / "ar.json"}, {.link = link, .path = dir / "ps.json"}}, kReduce);
+  EXPECT_NEAR(both.at(PredictTransport::Ring, link).cpu_s_per_byte, 2e-9, 1e-15);
+  EXPECT_NEAR(both.at(PredictTransport::PsSync, link).cpu_s_per_byte, 2e-9, 1e-15);
+  const FittedConstants ring_only({{.link = link, .path = dir / "ar.json"}}, kReduce);
+  EXPECT_EQ(ring_only.at(PredictTransport::Ring, link).cpu_s_per_byte, 0.0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(PredictFit, ReduceCostIsPositiveAndBelowAMicrosecondPerByte) {
   const double cost = measure_reduce_s_per_byte();
   EXPECT_GT(cost, 0.0);

@@ -125,6 +125,39 @@ TEST(PredictModel, SharedCoresBoundTheParameterServersTransfer) {
   }
 }
 
+// On 2 cores shared by 2 workers, a bucket allreduced during backward has its TCP CPU go twice as
+// slow until backward ends; checked against the bucket's progress stepped through in time.
+TEST(PredictModel, SharedCoresSlowTheAllreduceThatOverlapsBackward) {
+  Workload w = workload(true);
+  w.bucket_bytes = {5 << 20, 5 << 20};
+  w.bucket_ready = {0.0, 1.0};
+  NetworkConstants c = link(1);
+  c.cpu_s_per_byte = 2e-9;
+  const double cost = allreduce_seconds(5 << 20, 2, c);
+  const double cpu = 0.5 * 2 * (5 << 20) * 2e-9 / 2;  // 2(N-1)/N of the bucket, half the round's cost
+  double t = 0, done = 0;
+  const double dt = 1e-7;
+  while (done < cost) {
+    done += t < 0.04 ? dt * cost / (cost + cpu) : dt;  // the rate while backward runs, then alone
+    t += dt;
+  }
+  const double expected = t + cost - 0.04;  // then the second bucket, ready when backward ends
+  const ServerLayout shared{.shared_cores = 2};
+  EXPECT_NEAR(predict_step(PredictTransport::Ring, w, 2, shared, c).comm_exposed_s, expected, 1e-6);
+  // Cores of its own, or no measured CPU: as before.
+  const double alone = predict_step(PredictTransport::Ring, w, 2, {}, c).comm_exposed_s;
+  EXPECT_NEAR(alone, 2 * cost - 0.04, 1e-12);
+  c.cpu_s_per_byte = 0;
+  EXPECT_DOUBLE_EQ(predict_step(PredictTransport::Ring, w, 2, shared, c).comm_exposed_s, alone);
+  // Fewer cores never make a step faster.
+  c.cpu_s_per_byte = 2e-9;
+  for (int n = 2; n <= 64; n *= 2) {
+    EXPECT_GE(predict_step(PredictTransport::Mpi, w, n, {.shared_cores = 2}, c).step_s,
+              predict_step(PredictTransport::Mpi, w, n, {.shared_cores = 16}, c).step_s)
+        << n;
+  }
+}
+
 // A synchronous step ends when the slowest worker's part is in; async does not wait for it, and
 // one worker alone has nobody to wait for.
 TEST(PredictModel, SynchronousStepsWaitForTheSlowestWorker) {
