@@ -47,8 +47,9 @@ StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConst
     const double cost = allreduce_seconds(bucket, workers, c);
     const double cpu = std::min(cost, 2 * (n - 1) / n * static_cast<double>(bucket) * c.cpu_s_per_byte / 2);
     const double stretch = cost > 0 ? 1 + cpu * (slowdown - 1) / cost : 1.0;
-    comm_free_at = finish_time(std::max(comm_free_at, ready), cost, backward, stretch);
-    p.comm_total_s += cost;
+    const double start = std::max(comm_free_at, ready);
+    comm_free_at = finish_time(start, cost, backward, stretch);
+    p.comm_total_s += comm_free_at - start;
   }
   p.comm_exposed_s = std::max(0.0, comm_free_at - backward);
   p.step_s = p.compute_s + p.comm_exposed_s;

@@ -143,7 +143,9 @@ TEST(PredictModel, SharedCoresSlowTheAllreduceThatOverlapsBackward) {
   }
   const double expected = t + cost - 0.04;  // then the second bucket, ready when backward ends
   const ServerLayout shared{.shared_cores = 2};
-  EXPECT_NEAR(predict_step(PredictTransport::Ring, w, 2, shared, c).comm_exposed_s, expected, 1e-6);
+  const StepPrediction slowed = predict_step(PredictTransport::Ring, w, 2, shared, c);
+  EXPECT_NEAR(slowed.comm_exposed_s, expected, 1e-6);
+  EXPECT_NEAR(slowed.comm_total_s, t + cost, 1e-6);  // the first bucket took t, the second its cost
   // Cores of its own, or no measured CPU: as before.
   const double alone = predict_step(PredictTransport::Ring, w, 2, {}, c).comm_exposed_s;
   EXPECT_NEAR(alone, 2 * cost - 0.04, 1e-12);
