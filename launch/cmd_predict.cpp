@@ -22,6 +22,7 @@ struct PredictOptions {
   std::vector<std::string> fits;
   int shards = 0;
   bool servers_apart = false;
+  int shared_cores = 0;            // 0: each host has cores of its own
   double reduce_ns_per_byte = -1;  // negative: timed here
   double alpha_us = -1;            // negative: the fitted latency at extrapolated links too
   double compute_speedup = 1;      // the measured compute phases divided by this
@@ -59,7 +60,8 @@ void run_predict(const PredictOptions& o) {
   MeasuredRun run = load_measured_run(o.run_dir);
   if (o.compute_speedup != 1) scale_compute(run, o.compute_speedup);
   PredictionGrid grid = predict_grid(run, workers, links, transports, constants,
-                                     {.shards = o.shards, .beside_workers = !o.servers_apart});
+                                     {.shards = o.shards, .beside_workers = !o.servers_apart,
+                                      .shared_cores = o.shared_cores});
   grid.reduce_s_per_byte = reduce;
   fmt::print("{}\n{}", render_text(prediction_table(grid)), render_text(crossover_table(grid)));
   const std::filesystem::path out = o.out.empty() ? std::filesystem::path(o.run_dir) : std::filesystem::path(o.out);
@@ -89,6 +91,9 @@ void add_predict_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   command->add_flag("--servers-apart", o->servers_apart,
                     "Servers on hosts of their own (default: each shard beside a worker)");
+  command->add_option("--shared-cores", o->shared_cores,
+                      "All hosts share this many cores, as on the emulated cluster (default 0: each host its own)")
+      ->check(CLI::NonNegativeNumber);
   command->add_option("--reduce-ns-per-byte", o->reduce_ns_per_byte,
                       "Cost of summing a received byte (default: timed on this machine)");
   command->add_option("--alpha-us", o->alpha_us,

@@ -5,7 +5,7 @@
 # three payloads), then trains each model two short epochs with each transport, one worker per host
 # and, for the parameter servers, one shard beside each worker (the study's layout). The cluster
 # goes down after each setting, also on failure or Ctrl-C. Afterwards run
-# scripts/validate_predict_compare.sh OUT to set predicted against measured.
+# scripts/validate_predict_compare.py OUT to set predicted against measured.
 #
 #   scripts/validate_predict.sh OUT [HOSTS="2 3"] [LINKS="1gbit 10gbit"] [MODELS="lenet5 alexnet resnet18"]
 #

@@ -32,12 +32,19 @@ def measured_step(run: pathlib.Path) -> float:
     return steps / count
 
 
+def shared_cores(run: pathlib.Path) -> int:
+    """The cores every host of the run's emulated cluster shares: the one machine's (0: not emulated)."""
+    report = json.loads((run / "report.json").read_text())
+    return report["provenance"]["cores"] if report.get("network", {}).get("cluster") else 0
+
+
 def predicted_step(dtbench: str, out: pathlib.Path, run: pathlib.Path, m: dict) -> float:
     hosts, link = m["hosts"], m["link"]
     fits = ",".join(f"{link}:{out / 'fit' / f'{kind}-{hosts}-{link}.json'}" for kind in ("ar", "ps"))
     target = out / "predict" / run.name
     subprocess.run([dtbench, "predict", str(run), "--workers", m["hosts"], "--link", m["link"], "--transport",
-                    m["transport"], "--fit", fits, "--out", str(target)], check=True, capture_output=True, text=True)
+                    m["transport"], "--fit", fits, "--shared-cores", str(shared_cores(run)), "--out", str(target)],
+                   check=True, capture_output=True, text=True)
     rows = json.loads((target / "predict.json").read_text())["predictions"]
     return next(r["step_s"] for r in rows if r["workers"] == int(m["hosts"]))
 

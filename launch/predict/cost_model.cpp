@@ -19,19 +19,37 @@ double largest_share(const ServerLayout& layout, int workers) {
   return layout.largest_share > 0 ? layout.largest_share : 1.0 / shard_count(layout, workers);
 }
 
+// When a bucket started at `start`, costing `cost` alone, is done if it goes `stretch` times slower
+// while backward runs.
+double finish_time(double start, double cost, double backward, double stretch) {
+  if (start >= backward) return start + cost;
+  if (start + cost * stretch <= backward) return start + cost * stretch;
+  return backward + cost - (backward - start) / stretch;
+}
+
 // Comm of the allreduce transports: buckets one after another on one communication thread. With
-// overlap, bucket k may start once backward has produced it — backward's time spread over the
-// gradient in proportion to bytes — and the step waits only for what is left when backward ends.
-StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConstants& c) {
+// overlap, bucket k may start once backward has produced it — at the share of backward the run's
+// layers put before it (bucket_ready), else backward's time spread over the gradient by bytes —
+// and the step waits only for what is left when backward ends. On shared cores backward's threads
+// take cores from the allreduce's TCP: 2N busy threads on C cores where the bench had N, so that
+// CPU (a rank sends and receives 2(N-1)/N of the bucket) goes slower by the ratio until backward ends.
+StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConstants& c, int shared_cores) {
+  const double n = workers, cores = shared_cores;
+  const double slowdown = cores > 0 ? std::max(1.0, 2 * n / cores) / std::max(1.0, n / cores) : 1.0;
   StepPrediction p{.compute_s = w.compute.total()};
   const double backward = w.compute.backward_s;
   double produced = 0, comm_free_at = 0;
-  for (int64_t bucket : w.bucket_bytes) {
+  for (size_t k = 0; k < w.bucket_bytes.size(); ++k) {
+    const int64_t bucket = w.bucket_bytes[k];
     produced += static_cast<double>(bucket);
-    const double ready = w.overlap ? backward * produced / static_cast<double>(w.gradient_bytes) : backward;
+    const double share = w.bucket_ready.empty() ? produced / static_cast<double>(w.gradient_bytes) : w.bucket_ready[k];
+    const double ready = w.overlap ? backward * share : backward;
     const double cost = allreduce_seconds(bucket, workers, c);
-    comm_free_at = std::max(comm_free_at, ready) + cost;
-    p.comm_total_s += cost;
+    const double cpu = std::min(cost, 2 * (n - 1) / n * static_cast<double>(bucket) * c.cpu_s_per_byte / 2);
+    const double stretch = cost > 0 ? 1 + cpu * (slowdown - 1) / cost : 1.0;
+    const double start = std::max(comm_free_at, ready);
+    comm_free_at = finish_time(start, cost, backward, stretch);
+    p.comm_total_s += comm_free_at - start;
   }
   p.comm_exposed_s = std::max(0.0, comm_free_at - backward);
   p.step_s = p.compute_s + p.comm_exposed_s;
@@ -61,22 +79,34 @@ double ps_transfer_seconds(int64_t bytes, int workers, const ServerLayout& layou
   const double local = layout.beside_workers ? 1.0 / shards : 0.0;
   const double worker_link = s * (1.0 - local);
   const double server_link = s * largest_share(layout, workers) * (layout.beside_workers ? workers - 1 : workers);
-  return c.alpha_s + std::max(worker_link, server_link) / c.beta_bytes_per_s;
+  const double wire = std::max(worker_link, server_link) / c.beta_bytes_per_s;
+  // Hosts on shared cores (the emulated cluster): TCP's copies of all N workers' bytes, local shard
+  // included, on those cores — one way is half the measured round trip, one core's worth per worker.
+  const double cpu = layout.shared_cores > 0
+                         ? s * c.cpu_s_per_byte / 2 * std::max(1.0, static_cast<double>(workers) / layout.shared_cores)
+                         : 0.0;
+  return c.alpha_s + std::max(wire, cpu);
 }
 
 StepPrediction predict_step(PredictTransport transport, const Workload& w, int workers, const ServerLayout& layout,
                             const NetworkConstants& c) {
   if (workers < 1) fail_input("predict: {} workers; expected at least 1", workers);
   if (workers == 1) return {.step_s = w.compute.total(), .compute_s = w.compute.total()};
-  if (transport == PredictTransport::Ring || transport == PredictTransport::Mpi) return allreduce_step(w, workers, c);
+  if (transport == PredictTransport::Ring || transport == PredictTransport::Mpi) {
+    StepPrediction p = allreduce_step(w, workers, c, layout.shared_cores);
+    p.comm_exposed_s += w.straggler_s;  // the allreduce cannot end before the slowest worker joins
+    p.step_s += w.straggler_s;
+    return p;
+  }
 
   StepPrediction p{.compute_s = w.compute.total()};
   const double share = largest_share(layout, workers);
   const double transfer = 2 * ps_transfer_seconds(w.gradient_bytes, workers, layout, c);  // push + pull
   if (transport == PredictTransport::PsSync) {
-    // The barrier: every worker's push is in before the servers sum all N and step once.
+    // The barrier: every worker's push, the slowest's too, is in before the servers sum all N and
+    // step once.
     p.comm_total_s = transfer + server_seconds(w.gradient_bytes, workers, share, c);
-    p.comm_exposed_s = p.comm_total_s;
+    p.comm_exposed_s = p.comm_total_s + w.straggler_s;
   } else {
     // No barrier: a worker waits for its own round only, unless the servers' links or cores,
     // which every worker's gradient passes once per step, are the slower.

@@ -21,6 +21,7 @@ struct NetworkConstants {
   double beta_bytes_per_s = 0.0;   // bytes per second one worker's link carries each way
   double reduce_s_per_byte = 0.0;  // allreduce: summing a received byte; ps: a server summing a byte of one worker
   double apply_s_per_byte = 0.0;   // ps: the server's optimizer step per byte of its shard
+  double cpu_s_per_byte = 0.0;     // a byte sent and echoed back over TCP, CPU alone (no link); 0: unknown
   std::string source{};            // the measured inputs these came from
 };
 
@@ -33,16 +34,20 @@ struct ComputePhases {
 struct Workload {
   ComputePhases compute{};
   std::vector<int64_t> bucket_bytes{};  // allreduce buckets in the order backward completes them
+  std::vector<double> bucket_ready{};   // share of backward done when each is complete; empty: by bytes
   bool overlap = false;               // buckets reduced during backward (comm.overlap)
   int64_t gradient_bytes = 0;         // the whole gradient: what a ps worker pushes and pulls
+  double straggler_s = 0.0;  // the run's slowest worker's compute less this one's: what a synchronous step waits
 };
 
 // Where the parameter servers are: `shards` of them, each beside a worker (one per host, the
-// study's layout) or on hosts of their own. shards 0: one per worker.
+// study's layout) or on hosts of their own. shards 0: one per worker. And whether all hosts share
+// one machine's cores (the emulated cluster), which every transport's CPU then competes for.
 struct ServerLayout {
   int shards = 0;
   bool beside_workers = true;
   double largest_share = 0.0;  // of the parameters on the largest shard, as measured; 0: even, 1/K
+  int shared_cores = 0;        // all hosts share this many cores (the emulated cluster); 0: each host its own
 };
 
 struct StepPrediction {
@@ -58,10 +63,13 @@ struct StepPrediction {
 double allreduce_seconds(int64_t bytes, int workers, const NetworkConstants& c);
 
 // Push (or pull) of one worker's `bytes` spread over the shards, given the layout: each worker's
-// link carries its own bytes, each server's link those of every worker (incast).
+// link carries its own bytes, each server's link those of every worker (incast). Where the hosts
+// share cores, no faster than those cores can move every worker's bytes through TCP.
 double ps_transfer_seconds(int64_t bytes, int workers, const ServerLayout& layout, const NetworkConstants& c);
 
 // One step of `transport` for `workers` workers. N = 1 is one worker training alone: compute only.
+// The synchronous transports (ring, mpi, ps-sync) wait for the slowest worker as measured: their
+// exposed comm holds straggler_s.
 StepPrediction predict_step(PredictTransport transport, const Workload& workload, int workers,
                             const ServerLayout& layout, const NetworkConstants& c);
 

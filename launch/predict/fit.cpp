@@ -77,8 +77,9 @@ NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, doub
 
 NetworkConstants fit_ps(const std::vector<PsSample>& samples, double reduce_s_per_byte) {
   std::vector<Row> rows;
-  double server_per_shard_byte = 0, weight = 0;
+  double server_per_shard_byte = 0, weight = 0, tcp_s = 0, tcp_bytes = 0;
   for (const PsSample& s : samples) {
+    if (s.tcp_s > 0) tcp_s += s.tcp_s, tcp_bytes += static_cast<double>(s.bytes);
     const double bytes = static_cast<double>(s.bytes);
     const double incast = std::max(1.0, static_cast<double>(s.workers) / s.shards);
     rows.push_back({.a = 2, .b = 2 * bytes * incast, .y = s.transfer_s});
@@ -91,6 +92,7 @@ NetworkConstants fit_ps(const std::vector<PsSample>& samples, double reduce_s_pe
   NetworkConstants c = checked(alpha, inverse_beta, "parameter-server fit");
   c.reduce_s_per_byte = reduce_s_per_byte;
   c.apply_s_per_byte = weight > 0 ? std::max(0.0, server_per_shard_byte / weight) : 0.0;
+  c.cpu_s_per_byte = tcp_bytes > 0 ? tcp_s / tcp_bytes : 0.0;
   return c;
 }
 

@@ -35,13 +35,15 @@ struct PsSample {
   int workers = 1, shards = 1;  // bench ps: worker threads against shards on another host
   double transfer_s = 0.0;      // push + pull
   double server_s = 0.0;        // wait: the servers' aggregation and update
+  double tcp_s = 0.0;           // the same bytes out and back over loopback TCP, no link (0: not measured)
 };
 
 // alpha and beta of allreduce_seconds() given the reduce cost per byte (measured apart: it and
 // beta both scale with the bytes). InputError when the samples cannot determine both.
 NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, double reduce_s_per_byte);
-// alpha, beta from push + pull, and the server's apply cost per byte from the wait, less summing
-// the one worker's gradient in (reduce_s_per_byte).
+// alpha, beta from push + pull, the server's apply cost per byte from the wait, less summing the
+// one worker's gradient in (reduce_s_per_byte), and TCP's CPU per byte from the loopback rounds
+// (their total time over their total bytes: the large payloads, where latency does not show).
 NetworkConstants fit_ps(const std::vector<PsSample>& samples, double reduce_s_per_byte);
 
 // Seconds per byte of summing one float buffer into another on this machine (best of a few runs).

@@ -51,7 +51,7 @@ void add_ps(const nlohmann::json& j, const FitFile& f, Groups& g) {
     g.ps[f.link.bits_per_s].push_back(
         {.bytes = row.at("bytes").get<int64_t>(), .workers = workers, .shards = shards,
          .transfer_s = (row.at("push_us").get<double>() + row.at("pull_us").get<double>()) / 1e6,
-         .server_s = row.at("wait_us").get<double>() / 1e6});
+         .server_s = row.at("wait_us").get<double>() / 1e6, .tcp_s = row.value("tcp_us", 0.0) / 1e6});
   }
   for (auto transport : {PredictTransport::PsSync, PredictTransport::PsAsync}) {
     g.files[{transport, f.link.bits_per_s}].push_back(f.path.string());
@@ -91,17 +91,25 @@ FittedConstants::FittedConstants(const std::vector<FitFile>& files, double reduc
     add_file(f, g);
     links[f.link.bits_per_s] = f.link;
   }
-  for (const auto& [key, samples] : g.allreduce) {
-    NetworkConstants c = fit_allreduce(samples, reduce_s_per_byte);
-    c.source = source_text(g.files[key], links[key.second]);
-    fitted_[key] = c;
-  }
+  // TCP's CPU per byte is the machine's, not a transport's: bench ps's probe at the same link rate
+  // (else at any) serves the allreduces too.
+  double tcp_cpu_s_per_byte = 0;
   for (const auto& [bits, samples] : g.ps) {
     for (auto transport : {PredictTransport::PsSync, PredictTransport::PsAsync}) {
       NetworkConstants c = fit_ps(samples, reduce_s_per_byte);
       c.source = source_text(g.files[{transport, bits}], links[bits]);
       fitted_[{transport, bits}] = c;
+      if (c.cpu_s_per_byte > 0) tcp_cpu_s_per_byte = c.cpu_s_per_byte;
     }
+  }
+  for (const auto& [key, samples] : g.allreduce) {
+    NetworkConstants c = fit_allreduce(samples, reduce_s_per_byte);
+    c.source = source_text(g.files[key], links[key.second]);
+    const auto ps = fitted_.find({PredictTransport::PsSync, key.second});
+    c.cpu_s_per_byte = ps != fitted_.end() && ps->second.cpu_s_per_byte > 0 ? ps->second.cpu_s_per_byte
+                                                                            : tcp_cpu_s_per_byte;
+    if (c.cpu_s_per_byte > 0) c.source += "; TCP's CPU from bench ps's loopback probe";
+    fitted_[key] = c;
   }
 }
 

@@ -21,12 +21,15 @@ std::string crossover_text(const Crossover& c) {
 
 std::string layout_text(const ServerLayout& layout) {
   const std::string count = layout.shards > 0 ? fmt::format("{} shard(s)", layout.shards) : "a shard per worker";
-  return count + (layout.beside_workers ? ", beside the workers" : ", on hosts of their own");
+  const std::string cores =
+      layout.shared_cores > 0 ? fmt::format("; every host on {} shared core(s)", layout.shared_cores) : "";
+  return count + (layout.beside_workers ? ", beside the workers" : ", on hosts of their own") + cores;
 }
 
 nlohmann::json constants_json(const NetworkConstants& c) {
   return {{"alpha_us", 1e6 * c.alpha_s}, {"beta_gbit_per_s", 8e-9 * c.beta_bytes_per_s},
           {"reduce_ns_per_byte", 1e9 * c.reduce_s_per_byte}, {"apply_ns_per_byte", 1e9 * c.apply_s_per_byte},
+          {"tcp_cpu_ns_per_byte", 1e9 * c.cpu_s_per_byte},
           {"source", c.source}};
 }
 

@@ -1,5 +1,6 @@
 #include "launch/predict/workload.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -25,18 +26,56 @@ T key(const nlohmann::json& j, const char* path, const std::filesystem::path& fi
   }
 }
 
+// Per parameter (arena order), the share of backward's work done once its gradient is final: the
+// multiply-adds of its layer and of every layer after it, over all of them. Empty when the model
+// counts none.
+std::vector<double> backward_done_at(const Model& model) {
+  const std::vector<LayerInfo>& layers = model.layers();
+  std::vector<double> from(layers.size() + 1, 0.0);  // from[i]: the multiply-adds of layers i..end
+  for (size_t i = layers.size(); i-- > 0;) from[i] = from[i + 1] + static_cast<double>(layers[i].macs_per_sample);
+  if (!(from[0] > 0)) return {};
+  std::vector<double> done;
+  size_t layer = 0;
+  int64_t taken = 0;  // of the current layer's parameters
+  for (const Param* param : model.arena().params()) {
+    while (layer < layers.size() && taken >= layers[layer].parameters) ++layer, taken = 0;
+    done.push_back(from[std::min(layer, layers.size() - 1)] / from[0]);
+    taken += param->numel();
+  }
+  return done;
+}
+
+// How much longer the slowest worker computed per step than the one whose report this is (the
+// workers' means over the same epochs); 0 for a run of one worker.
+double straggler_seconds(const RunRecord& record, double own_compute) {
+  double slowest = own_compute;
+  for (const WorkerMeans& worker : record.workers) {
+    double compute = 0;
+    for (int phase : {0, 1, 2, 4, 5}) compute += worker.mean_s[static_cast<size_t>(phase)];  // all but comm
+    slowest = std::max(slowest, compute);
+  }
+  return slowest - own_compute;
+}
+
 }  // namespace
 
-std::vector<int64_t> gradient_buckets(const std::string& model, const std::vector<int64_t>& input, int64_t classes,
-                                      int64_t bucket_bytes) {
+GradientBuckets gradient_buckets(const std::string& model, const std::vector<int64_t>& input, int64_t classes,
+                                 int64_t bucket_bytes) {
   const auto built = models::build(model, input, classes);
-  const int64_t total = built->arena().count() * static_cast<int64_t>(sizeof(float));
-  if (bucket_bytes <= 0) return {total};
-  std::vector<int64_t> buckets;
-  for (const ArenaRange& range : built->arena().buckets(bucket_bytes)) {
-    buckets.push_back(range.count * static_cast<int64_t>(sizeof(float)));
+  const ParamArena& arena = built->arena();
+  const std::vector<double> done = backward_done_at(*built);
+  GradientBuckets out;
+  const std::vector<ArenaRange> ranges =
+      bucket_bytes > 0 ? arena.buckets(bucket_bytes) : std::vector<ArenaRange>{{.offset = 0, .count = arena.count()}};
+  for (const ArenaRange& range : ranges) {
+    out.bytes.push_back(range.count * static_cast<int64_t>(sizeof(float)));
+    // A bucket is complete when its first parameter's gradient is: backward runs back to front.
+    for (size_t k = 0; k < arena.params().size() && !done.empty(); ++k) {
+      if (arena.params()[k]->offset == range.offset) out.ready.push_back(done[k]);
+    }
   }
-  return buckets;
+  if (out.ready.size() != out.bytes.size()) out.ready.clear();  // no multiply-adds to go by: by bytes
+  return out;
 }
 
 MeasuredRun load_measured_run(const std::filesystem::path& run_dir) {
@@ -56,13 +95,16 @@ MeasuredRun load_measured_run(const std::filesystem::path& run_dir) {
   const bool overlap = comm.contains("overlap") ? key<bool>(report, "/blueprint/comm/overlap", record.path)
                                                 : kDefaultOverlap;
   run.workload.overlap = overlap && bucket_mb > 0;
-  run.workload.bucket_bytes = gradient_buckets(run.model, input, classes, static_cast<int64_t>(bucket_mb * (1 << 20)));
+  GradientBuckets buckets = gradient_buckets(run.model, input, classes, static_cast<int64_t>(bucket_mb * (1 << 20)));
+  run.workload.bucket_bytes = std::move(buckets.bytes);
+  run.workload.bucket_ready = std::move(buckets.ready);
   for (int64_t bucket : run.workload.bucket_bytes) run.workload.gradient_bytes += bucket;
 
   const size_t first = record.epochs.size() > 1 ? 1 : 0;
   const auto phases = mean_phases(record.epochs, first);  // means: the phases sum to the step
   run.workload.compute = {.load_s = phases[0], .forward_s = phases[1], .backward_s = phases[2],
                           .update_s = phases[4], .other_s = phases[5]};
+  run.workload.straggler_s = straggler_seconds(record, run.workload.compute.total());
   run.measured_comm_s = phases[3];
   run.measured_step_s = phases[kStepIndex];
   run.servers = load_server_costs(run_dir);

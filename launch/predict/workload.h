@@ -2,7 +2,8 @@
 // What the cost model takes from a measured run directory: the compute phases per step (medians,
 // the first epoch left out when there are more), the gradient's buckets as the run's transport
 // cut them (the model rebuilt from report.json's name, input and classes; comm.bucket_mb and
-// comm.overlap from its blueprint), and the step time it measured, to check a prediction against.
+// comm.overlap from its blueprint), how much longer its slowest worker computed (workers.per_worker),
+// and the step time it measured, to check a prediction against.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -37,8 +38,15 @@ MeasuredRun load_measured_run(const std::filesystem::path& run_dir);
 // nullopt when the run left no server files (or its servers never updated).
 std::optional<ServerCosts> load_server_costs(const std::filesystem::path& run_dir);
 
-// Buckets of about `bucket_bytes` in the order backward completes them (one fused bucket for 0).
-std::vector<int64_t> gradient_buckets(const std::string& model, const std::vector<int64_t>& input, int64_t classes,
-                                      int64_t bucket_bytes);
+// The gradient as the run's transport cuts it: buckets of about `bucket_bytes` in the order backward
+// completes them (one fused bucket for 0), and for each the share of backward done when its last
+// gradient is final, backward's time taken as spread over the layers in proportion to their
+// multiply-adds (a convolution net's early layers hold the work, its late layers the bytes).
+struct GradientBuckets {
+  std::vector<int64_t> bytes{};
+  std::vector<double> ready{};
+};
+GradientBuckets gradient_buckets(const std::string& model, const std::vector<int64_t>& input, int64_t classes,
+                                 int64_t bucket_bytes);
 
 }  // namespace dtbench

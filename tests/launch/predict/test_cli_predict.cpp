@@ -87,6 +87,22 @@ TEST_F(CliPredict, PredictsFromTheRunAndTheFittedConstants) {
   EXPECT_NE(testing::read_text(root_ / "out" / "predict.html").find("<svg"), std::string::npos);
 }
 
+// Hosts said to share 2 cores are named beside the servers; bench files without a TCP probe give
+// the shared-cores terms nothing to charge, so the steps stay as with cores of their own.
+TEST_F(CliPredict, SharedCoresAreNamedAndNeedTheProbe) {
+  ASSERT_EQ(predict("--workers 4 --link 1gbit " + fits()).exit_code, 0);
+  const auto own = read_json(root_ / "out" / "predict.json");
+  const Outcome r = predict("--workers 4 --link 1gbit --shared-cores 2 " + fits());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto shared = read_json(root_ / "out" / "predict.json");
+  EXPECT_NE(shared["servers"].get<std::string>().find("every host on 2 shared core(s)"), std::string::npos)
+      << shared["servers"];
+  ASSERT_EQ(own["predictions"].size(), shared["predictions"].size());
+  for (size_t k = 0; k < own["predictions"].size(); ++k) {
+    EXPECT_DOUBLE_EQ(own["predictions"][k]["step_s"].get<double>(), shared["predictions"][k]["step_s"].get<double>());
+  }
+}
+
 TEST_F(CliPredict, BadInputIsNamed) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--link 10gbps " + fits(), "unknown link rate '10gbps'"},

@@ -86,6 +86,23 @@ TEST(PredictFit, ParameterServerFitRecoversLatencyBandwidthAndApplyCost) {
   EXPECT_NEAR(c.apply_s_per_byte, apply, 1e-6 * apply);
 }
 
+// The loopback rounds' total time over their bytes: a 20 us round-trip latency is lost in the
+// large payloads; a file without the probe gives no CPU cost.
+TEST(PredictFit, TcpCostPerByteFromTheLoopbackRounds) {
+  const double cpu = 2e-9;
+  std::vector<PsSample> samples;
+  double bytes_total = 0;
+  for (int64_t bytes : {240'000, 9'000'000, 44'700'000}) {
+    const double s = static_cast<double>(bytes);
+    bytes_total += s;
+    samples.push_back({.bytes = bytes, .transfer_s = 2 * (1e-4 + s / 1e8), .server_s = s * 1e-9,
+                       .tcp_s = 20e-6 + s * cpu});
+  }
+  EXPECT_NEAR(fit_ps(samples, 0.0).cpu_s_per_byte, cpu + 3 * 20e-6 / bytes_total, 1e-18);
+  for (PsSample& sample : samples) sample.tcp_s = 0;
+  EXPECT_EQ(fit_ps(samples, 0.0).cpu_s_per_byte, 0.0);
+}
+
 TEST(PredictFit, LinkRatesParse) {
   EXPECT_DOUBLE_EQ(parse_link_rate("1gbit").bits_per_s, 1e9);
   EXPECT_DOUBLE_EQ(parse_link_rate("2.5Gbit").bits_per_s, 2.5e9);
@@ -123,6 +140,27 @@ TEST(PredictFit, UnmeasuredLinksKeepTheMeasuredFractionOfTheirRate) {
   EXPECT_DOUBLE_EQ(given.at(PredictTransport::Ring, measured).alpha_s, at_1.alpha_s);
   EXPECT_THROW(fitted.at(PredictTransport::PsSync, measured), InputError);  // no bench ps given
   std::filesystem::remove(file);
+}
+
+// TCP's CPU is the machine's: the allreduces at a link rate take it from bench ps's probe there.
+TEST(PredictFit, AllreducesShareTheTcpCostOfTheParameterServerProbe) {
+  const auto dir = std::filesystem::temp_directory_path() / ("predict-tcp-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  nlohmann::json ar = nlohmann::json::array(), ps = nlohmann::json::array();
+  for (double bytes = 65536; bytes <= 32 << 20; bytes *= 4) {
+    ar.push_back({{"bytes", bytes}, {"ring", {{"time_us", 1e6 * ring_time(bytes, 2, 0.0)}}}});
+    ps.push_back({{"bytes", bytes}, {"push_us", 100 + bytes / 100}, {"pull_us", 100 + bytes / 100},
+                  {"wait_us", bytes / 1000}, {"tcp_us", bytes * 2e-3}});  // 2 ns a byte
+  }
+  std::ofstream(dir / "ar.json") << nlohmann::json{{"benchmark", "allreduce"}, {"world", 2}, {"rows", ar}};
+  std::ofstream(dir / "ps.json") << nlohmann::json{{"benchmark", "ps"}, {"workers", 1}, {"shards", 1}, {"rows", ps}};
+  const LinkRate link = parse_link_rate("1gbit");
+  const FittedConstants both({{.link = link, .path = dir / "ar.json"}, {.link = link, .path = dir / "ps.json"}}, kReduce);
+  EXPECT_NEAR(both.at(PredictTransport::Ring, link).cpu_s_per_byte, 2e-9, 1e-15);
+  EXPECT_NEAR(both.at(PredictTransport::PsSync, link).cpu_s_per_byte, 2e-9, 1e-15);
+  const FittedConstants ring_only({{.link = link, .path = dir / "ar.json"}}, kReduce);
+  EXPECT_EQ(ring_only.at(PredictTransport::Ring, link).cpu_s_per_byte, 0.0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PredictFit, ReduceCostIsPositiveAndBelowAMicrosecondPerByte) {

@@ -78,6 +78,107 @@ TEST(PredictModel, OverlapHidesWhatBackwardCovers) {
   EXPECT_LT(during.step_s, after.step_s);
 }
 
+TEST(PredictModel, OverlapStartsEachBucketWhereTheLayersPutIt) {
+  Workload w = workload(true);
+  w.bucket_bytes = {5 << 20, 5 << 20};
+  w.bucket_ready = {0.25, 1.0};  // the first bucket's layers are a quarter of backward's work
+  const NetworkConstants c = link(1);
+  const double one = allreduce_seconds(5 << 20, 2, c);
+  const double expected = std::max(0.25 * 0.04 + one, 0.04) + one - 0.04;
+  EXPECT_NEAR(predict_step(PredictTransport::Ring, w, 2, {}, c).comm_exposed_s, expected, 1e-12);
+  // The earlier a bucket is ready, the less of it is left when backward ends.
+  double previous = 0;
+  for (double ready = 0; ready <= 1.0; ready += 0.125) {
+    w.bucket_ready = {ready, 1.0};
+    const double exposed = predict_step(PredictTransport::Ring, w, 2, {}, c).comm_exposed_s;
+    EXPECT_GE(exposed, previous - 1e-15) << ready;
+    previous = exposed;
+  }
+}
+
+// Hosts on 2 shared cores: 8 workers push 10 MiB each through TCP at 2 ns per byte out and back,
+// 4 workers to a core — 10 MiB x 1 ns x 4 one way, far above the 100 Gbit link's 7/8 x 10 MiB.
+TEST(PredictModel, SharedCoresBoundTheParameterServersTransfer) {
+  NetworkConstants c = link(100);
+  c.cpu_s_per_byte = 2e-9;
+  const int64_t s = 10 << 20;
+  const ServerLayout shared{.shared_cores = 2};
+  EXPECT_NEAR(ps_transfer_seconds(s, 8, shared, c), 50e-6 + s * 1e-9 * 4, 1e-12);
+  EXPECT_NEAR(ps_transfer_seconds(s, 8, {}, c), 50e-6 + 7.0 / 8 * s / c.beta_bytes_per_s, 1e-12);  // own cores
+  // At 1 Gbit the link is the slower: the cores change nothing.
+  c.beta_bytes_per_s = 1e9 / 8;
+  EXPECT_DOUBLE_EQ(ps_transfer_seconds(s, 2, shared, c), ps_transfer_seconds(s, 2, {}, c));
+  // More workers on the cores, or fewer cores, never make a step faster.
+  const Workload w = workload(false);
+  c = link(100);
+  c.cpu_s_per_byte = 2e-9;
+  for (PredictTransport t : {PredictTransport::PsSync, PredictTransport::PsAsync}) {
+    double previous = 0;
+    for (int n = 1; n <= 64; n *= 2) {
+      const double two = predict_step(t, w, n, {.shared_cores = 2}, c).step_s;
+      const double eight = predict_step(t, w, n, {.shared_cores = 8}, c).step_s;
+      EXPECT_GE(two, eight) << transport_name(t) << " at " << n;
+      EXPECT_GE(eight, predict_step(t, w, n, {}, c).step_s) << transport_name(t) << " at " << n;
+      EXPECT_GE(two, previous) << transport_name(t) << " at " << n;
+      previous = two;
+    }
+  }
+}
+
+// On 2 cores shared by 2 workers, a bucket allreduced during backward has its TCP CPU go twice as
+// slow until backward ends; checked against the bucket's progress stepped through in time.
+TEST(PredictModel, SharedCoresSlowTheAllreduceThatOverlapsBackward) {
+  Workload w = workload(true);
+  w.bucket_bytes = {5 << 20, 5 << 20};
+  w.bucket_ready = {0.0, 1.0};
+  NetworkConstants c = link(1);
+  c.cpu_s_per_byte = 2e-9;
+  const double cost = allreduce_seconds(5 << 20, 2, c);
+  const double cpu = 0.5 * 2 * (5 << 20) * 2e-9 / 2;  // 2(N-1)/N of the bucket, half the round's cost
+  double t = 0, done = 0;
+  const double dt = 1e-7;
+  while (done < cost) {
+    done += t < 0.04 ? dt * cost / (cost + cpu) : dt;  // the rate while backward runs, then alone
+    t += dt;
+  }
+  const double expected = t + cost - 0.04;  // then the second bucket, ready when backward ends
+  const ServerLayout shared{.shared_cores = 2};
+  const StepPrediction slowed = predict_step(PredictTransport::Ring, w, 2, shared, c);
+  EXPECT_NEAR(slowed.comm_exposed_s, expected, 1e-6);
+  EXPECT_NEAR(slowed.comm_total_s, t + cost, 1e-6);  // the first bucket took t, the second its cost
+  // Cores of its own, or no measured CPU: as before.
+  const double alone = predict_step(PredictTransport::Ring, w, 2, {}, c).comm_exposed_s;
+  EXPECT_NEAR(alone, 2 * cost - 0.04, 1e-12);
+  c.cpu_s_per_byte = 0;
+  EXPECT_DOUBLE_EQ(predict_step(PredictTransport::Ring, w, 2, shared, c).comm_exposed_s, alone);
+  // Fewer cores never make a step faster.
+  c.cpu_s_per_byte = 2e-9;
+  for (int n = 2; n <= 64; n *= 2) {
+    EXPECT_GE(predict_step(PredictTransport::Mpi, w, n, {.shared_cores = 2}, c).step_s,
+              predict_step(PredictTransport::Mpi, w, n, {.shared_cores = 16}, c).step_s)
+        << n;
+  }
+}
+
+// A synchronous step ends when the slowest worker's part is in; async does not wait for it, and
+// one worker alone has nobody to wait for.
+TEST(PredictModel, SynchronousStepsWaitForTheSlowestWorker) {
+  Workload w = workload(true);
+  const NetworkConstants c = link(10);
+  for (PredictTransport t : kAll) {
+    for (int n : {1, 4}) {
+      w.straggler_s = 0;
+      const StepPrediction even = predict_step(t, w, n, {}, c);
+      w.straggler_s = 0.015;
+      const StepPrediction uneven = predict_step(t, w, n, {}, c);
+      const double wait = n > 1 && t != PredictTransport::PsAsync ? 0.015 : 0.0;
+      EXPECT_NEAR(uneven.step_s, even.step_s + wait, 1e-12) << transport_name(t) << " at " << n;
+      EXPECT_NEAR(uneven.comm_exposed_s, even.comm_exposed_s + wait, 1e-12) << transport_name(t) << " at " << n;
+      EXPECT_DOUBLE_EQ(uneven.compute_s, even.compute_s) << transport_name(t);
+    }
+  }
+}
+
 TEST(PredictModel, OneServerApartCarriesEveryWorkersBytes) {
   const NetworkConstants c = link(1);
   const ServerLayout one_apart{.shards = 1, .beside_workers = false};
