@@ -2,7 +2,11 @@
 
 #include <algorithm>
 
+#include "core/kernels/vec8.h"
 #include "core/util/blas.h"
+
+// Built for AVX2 + FMA and for the baseline, the loader picking one (as in conv_direct.cpp).
+#define DTB_CLONES __attribute__((target_clones("fma", "default")))
 
 namespace dtbench {
 
@@ -17,26 +21,68 @@ int plane_threads(int64_t P, int64_t plane_floats) {
   return static_cast<int>(std::clamp<int64_t>(blas::threads(), 1, P));
 }
 
+using vec8::Index8;
+using vec8::Vec8;
+
 // The 2x2 stride-2 window (LeNet's, VGG's) without branches: the comparisons become selects, where
-// the general loop's branches mispredicted about every other window on real activations.
-void maxpool_2x2(float* y, int32_t* at, const float* x, int64_t W, int64_t Ho, int64_t Wo) {
+// the general loop's branches mispredicted about every other window on real activations. Eight
+// windows of a row at a time (the even and odd columns of 16 floats), the rest one by one.
+DTB_CLONES void maxpool_2x2(float* y, int32_t* at, const float* x, int64_t W, int64_t Ho, int64_t Wo) {
+  const int32_t below = static_cast<int32_t>(W);
   for (int64_t oh = 0; oh < Ho; ++oh) {
     const float* top = x + 2 * oh * W;  // (W): window rows 2·oh and 2·oh + 1
     const float* bottom = top + W;
-    for (int64_t ow = 0; ow < Wo; ++ow) {
+    const int32_t row_start = static_cast<int32_t>(2 * oh * W);
+    int64_t ow = 0;
+    for (; ow + 8 <= Wo; ow += 8) {
+      const Index8 first = row_start + 2 * static_cast<int32_t>(ow) + Index8{0, 2, 4, 6, 8, 10, 12, 14};
+      // Strictly greater, in window order: the first maximum wins ties, as in the general loop.
+      Vec8 best = vec8::evens(top + 2 * ow);
+      Index8 index = first;
+      const Vec8 candidates[3] = {vec8::odds(top + 2 * ow), vec8::evens(bottom + 2 * ow),
+                                  vec8::odds(bottom + 2 * ow)};
+      const int32_t offsets[3] = {1, below, below + 1};
+      for (int n = 0; n < 3; ++n) {
+        const Index8 greater = candidates[n] > best;
+        index = greater ? first + offsets[n] : index;
+        best = greater ? candidates[n] : best;
+      }
+      vec8::store(y + oh * Wo + ow, best);
+      *reinterpret_cast<vec8::Index8Unaligned*>(at + oh * Wo + ow) = index;
+    }
+    for (; ow < Wo; ++ow) {
       const int64_t i = 2 * ow;
-      const int32_t first = static_cast<int32_t>(2 * oh * W + i);
+      const int32_t first = row_start + static_cast<int32_t>(i);
       float best = top[i];
       int32_t index = first;
-      // Strictly greater, in window order: the first maximum wins ties, as in the general loop.
       index = top[i + 1] > best ? first + 1 : index;
       best = std::max(best, top[i + 1]);
-      index = bottom[i] > best ? first + static_cast<int32_t>(W) : index;
+      index = bottom[i] > best ? first + below : index;
       best = std::max(best, bottom[i]);
-      index = bottom[i + 1] > best ? first + static_cast<int32_t>(W) + 1 : index;
+      index = bottom[i + 1] > best ? first + below + 1 : index;
       best = std::max(best, bottom[i + 1]);
       y[oh * Wo + ow] = best;
       at[oh * Wo + ow] = index;
+    }
+  }
+}
+
+// The backward of maxpool_2x2 when its windows tile the plane (H and W even): each input element
+// lies in exactly one window, so it is written once, the gradient or zero, with no clearing pass
+// and no scattered additions.
+DTB_CLONES void maxpool_2x2_backward(float* dx, const float* dy, const int32_t* at, int64_t W,
+                                     int64_t Ho, int64_t Wo) {
+  for (int64_t oh = 0; oh < Ho; ++oh) {
+    float* top = dx + 2 * oh * W;  // (W)
+    float* bottom = top + W;
+    const int32_t row_start = static_cast<int32_t>(2 * oh * W);
+    for (int64_t ow = 0; ow < Wo; ++ow) {
+      const float g = dy[oh * Wo + ow];
+      const int32_t offset = at[oh * Wo + ow] - row_start - static_cast<int32_t>(2 * ow);
+      top[2 * ow] = offset == 0 ? g : 0.0f;
+      top[2 * ow + 1] = offset == 1 ? g : 0.0f;
+      bottom[2 * ow] = offset == W ? g : 0.0f;
+      bottom[2 * ow + 1] = offset == W + 1 ? g : 0.0f;
     }
   }
 }
@@ -76,11 +122,16 @@ void maxpool2d_forward(float* out, int32_t* argmax, const float* inp, int64_t P,
 }
 
 void maxpool2d_backward(float* dinp, const float* dout, const int32_t* argmax, int64_t P,
-                        int64_t H, int64_t W, int64_t Ho, int64_t Wo) {
+                        int64_t H, int64_t W, int64_t k, int64_t s, int64_t Ho, int64_t Wo) {
   const int threads = plane_threads(P, H * W);
+  const bool tiled_2x2 = k == 2 && s == 2 && H == 2 * Ho && W == 2 * Wo;  // windows tile the plane
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (int64_t plane = 0; plane < P; ++plane) {
     float* dx = dinp + plane * H * W;              // (H, W)
+    if (tiled_2x2) {
+      maxpool_2x2_backward(dx, dout + plane * Ho * Wo, argmax + plane * Ho * Wo, W, Ho, Wo);
+      continue;
+    }
     std::fill_n(dx, H * W, 0.0f);
     const float* dy = dout + plane * Ho * Wo;      // (Ho, Wo)
     const int32_t* at = argmax + plane * Ho * Wo;  // (Ho, Wo)
