@@ -200,6 +200,8 @@ const std::vector<ConvCase>& conv_cases() {
       {2, 2, 33, 35, 3, 3, 2, 1, false},  // long rows, stride 2
       {1, 2, 36, 40, 2, 5, 2, 2, true},   // long rows, 5x5 stride 2 pad 2
       {2, 1, 18, 21, 2, 5, 1, 2, true},   // long rows, 5x5 pad 2
+      {2, 6, 14, 14, 16, 5, 1, 0, true},  // LeNet-5's second layer: im2col + sgemm, rows of 10
+      {2, 6, 9, 9, 8, 5, 1, 0, false},    // im2col + sgemm with rows shorter than a vector
   };
   return cases;
 }
