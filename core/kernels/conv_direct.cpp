@@ -21,7 +21,8 @@ namespace {
 // Channel pairs (C·Cout) up to which the direct path beats im2col + sgemm. Measured at 1 thread
 // on the AMD EPYC (best of 58 runs, batch 64): LeNet-5's first layer, 1 -> 6 on 28x28 with 5x5
 // filters, forward 0.39 ms against 0.83, filter gradient 0.64 against 1.30; its second, 6 -> 16
-// on 14x14 (96 pairs), came out even (10x10 outputs waste 40% of a wide row), so it stays on sgemm.
+// on 14x14 (96 pairs), came out even (10x10 outputs waste 40% of a wide row), so it stays on sgemm;
+// with two channels per pass (below) it still lost: LeNet-5's step 5.7 ms against 5.35 (best of 300).
 constexpr int64_t kMaxChannelPairs = 32;
 // Outputs are accumulated this many at a time, in registers (4 AVX vectors) across every tap,
 // rather than loaded and stored once per tap.
@@ -118,52 +119,72 @@ using vec8::load;
 using vec8::store;
 using vec8::Vec8;
 
-// out_wide (Cout, span) = the sample's output, a chunk (kChunk = 4 vectors) at a time summed over
-// every tap of every channel.
-DTB_CLONES void forward_sample(float* out_wide, const float* in_pad, const float* weight,
-                               const float* bias, const ConvSizes& s, const Wide& w) {
-  const int64_t k = s.kernel, C = s.in_channels;
-  for (int64_t o = 0; o < s.out_channels; ++o) {
-    const float* filter = weight + o * C * k * k;  // (C, k, k)
-    for (int64_t i0 = 0; i0 < w.span; i0 += kChunk) {
-      Vec8 a0 = broadcast(bias != nullptr ? bias[o] : 0.0f), a1 = a0, a2 = a0, a3 = a0;
-      for (int64_t c = 0; c < C; ++c) {
-        for (int64_t ki = 0; ki < k; ++ki) {
-          const float* row = in_pad + c * w.plane_r + ki * w.Wp + i0;
-          const float* taps = filter + (c * k + ki) * k;
-          for (int64_t kj = 0; kj < k; ++kj) {
-            const Vec8 t = broadcast(taps[kj]);
-            a0 += t * load(row + kj);
-            a1 += t * load(row + kj + 8);
-            a2 += t * load(row + kj + 16);
-            a3 += t * load(row + kj + 24);
+// Output channels [o0, o0 + NO) of out_wide (Cout, span), a chunk (kChunk = 4 vectors) at a time
+// summed over every tap of every channel. Each input vector loaded serves NO channels' filters.
+template <int NO>
+DTB_VEC8_INLINE void forward_channels(float* out_wide, const float* in_pad, const float* weight,
+                                      const float* bias, int64_t o0, const ConvSizes& s,
+                                      const Wide& w) {
+  const int64_t k = s.kernel, C = s.in_channels, filter_floats = C * k * k;
+  const float* filter = weight + o0 * filter_floats;  // (NO, C, k, k)
+  for (int64_t i0 = 0; i0 < w.span; i0 += kChunk) {
+    Vec8 acc[NO][4];
+    for (int n = 0; n < NO; ++n) {
+      acc[n][0] = broadcast(bias != nullptr ? bias[o0 + n] : 0.0f);
+      acc[n][1] = acc[n][2] = acc[n][3] = acc[n][0];
+    }
+    for (int64_t c = 0; c < C; ++c) {
+      for (int64_t ki = 0; ki < k; ++ki) {
+        const float* row = in_pad + c * w.plane_r + ki * w.Wp + i0;
+        const float* taps = filter + (c * k + ki) * k;  // channel n's at + n·filter_floats
+        for (int64_t kj = 0; kj < k; ++kj) {
+          const Vec8 x[4] = {load(row + kj), load(row + kj + 8), load(row + kj + 16),
+                             load(row + kj + 24)};
+          for (int n = 0; n < NO; ++n) {
+            const Vec8 t = broadcast(taps[n * filter_floats + kj]);
+            for (int v = 0; v < 4; ++v) acc[n][v] += t * x[v];
           }
         }
       }
-      float* out = out_wide + o * w.span + i0;
-      store(out, a0);
-      store(out + 8, a1);
-      store(out + 16, a2);
-      store(out + 24, a3);
+    }
+    for (int n = 0; n < NO; ++n) {
+      float* out = out_wide + (o0 + n) * w.span + i0;
+      for (int v = 0; v < 4; ++v) store(out + 8 * v, acc[n][v]);
     }
   }
 }
 
-// dw (K) += the dot products of grad (span) with row shifted by 0..K−1: one pass over the plane
-// for a row of K taps, the gradient loaded once for all K, K vectors of partial sums.
-template <int K>
-DTB_VEC8_INLINE void add_tap_row(float* dw, const float* grad, const float* row, int64_t span) {
-  Vec8 acc[K] = {};
-  for (int64_t i0 = 0; i0 < span; i0 += 8) {
-    const Vec8 g = load(grad + i0);
-    for (int kj = 0; kj < K; ++kj) acc[kj] += g * load(row + i0 + kj);
-  }
-  for (int kj = 0; kj < K; ++kj) dw[kj] += lane_sum(acc[kj]);
+// out_wide (Cout, span) = the sample's output, output channels two at a time.
+DTB_CLONES void forward_sample(float* out_wide, const float* in_pad, const float* weight,
+                               const float* bias, const ConvSizes& s, const Wide& w) {
+  int64_t o = 0;
+  for (; o + 2 <= s.out_channels; o += 2) forward_channels<2>(out_wide, in_pad, weight, bias, o, s, w);
+  if (o < s.out_channels) forward_channels<1>(out_wide, in_pad, weight, bias, o, s, w);
 }
 
-// The same for any k, one tap at a time.
+// dw[n] (K) += the dot products of grad[n] (span) with row shifted by 0..K−1, for NO output
+// channels at once (grad[n] and dw[n] are channel n's): one pass over the plane, each shifted
+// input vector loaded once for all NO channels, NO·K vectors of partial sums.
+template <int NO, int K>
+DTB_VEC8_INLINE void add_tap_rows(float* const (&dw)[NO], const float* const (&grad)[NO],
+                                  const float* row, int64_t span) {
+  Vec8 acc[NO][K] = {};
+  for (int64_t i0 = 0; i0 < span; i0 += 8) {
+    Vec8 g[NO];
+    for (int n = 0; n < NO; ++n) g[n] = load(grad[n] + i0);
+    for (int kj = 0; kj < K; ++kj) {
+      const Vec8 x = load(row + i0 + kj);
+      for (int n = 0; n < NO; ++n) acc[n][kj] += g[n] * x;
+    }
+  }
+  for (int n = 0; n < NO; ++n) {
+    for (int kj = 0; kj < K; ++kj) dw[n][kj] += lane_sum(acc[n][kj]);
+  }
+}
+
+// The same for any k, one channel and one tap at a time.
 DTB_VEC8_INLINE void add_tap_row(float* dw, const float* grad, const float* row, int64_t span,
-                            int64_t k) {
+                                 int64_t k) {
   for (int64_t kj = 0; kj < k; ++kj) {
     Vec8 a0 = {}, a1 = {};
     for (int64_t i0 = 0; i0 < span; i0 += 16) {
@@ -174,59 +195,77 @@ DTB_VEC8_INLINE void add_tap_row(float* dw, const float* grad, const float* row,
   }
 }
 
-// dweight (Cout, C, k, k) += this sample's filter gradient, a row of taps at a time (the 3x3 and
-// 5x5 rows with the row's taps unrolled).
-DTB_CLONES void add_filter_gradient(float* dweight, const float* dout_wide, const float* in_pad,
-                                    const ConvSizes& s, const Wide& w) {
+// Output channels [o0, o0 + NO) of dweight (Cout, C, k, k) += this sample's filter gradient, a
+// row of taps at a time (the 3x3 and 5x5 rows with the row's taps unrolled).
+template <int NO>
+DTB_VEC8_INLINE void add_filter_gradient_of(float* dweight, const float* dout_wide,
+                                            const float* in_pad, int64_t o0, const ConvSizes& s,
+                                            const Wide& w) {
   const int64_t k = s.kernel, C = s.in_channels;
-  for (int64_t o = 0; o < s.out_channels; ++o) {
-    const float* grad = dout_wide + o * w.grad_row + w.lead;  // (span), zero beyond the plane
-    for (int64_t c = 0; c < C; ++c) {
-      for (int64_t ki = 0; ki < k; ++ki) {
-        float* dw = dweight + ((o * C + c) * k + ki) * k;  // (k)
-        const float* row = in_pad + c * w.plane_r + ki * w.Wp;
-        if (k == 5) {
-          add_tap_row<5>(dw, grad, row, w.span);
-        } else if (k == 3) {
-          add_tap_row<3>(dw, grad, row, w.span);
-        } else {
-          add_tap_row(dw, grad, row, w.span, k);
-        }
+  const float* grad[NO];  // (span) each, zero beyond the plane
+  for (int n = 0; n < NO; ++n) grad[n] = dout_wide + (o0 + n) * w.grad_row + w.lead;
+  for (int64_t c = 0; c < C; ++c) {
+    for (int64_t ki = 0; ki < k; ++ki) {
+      float* dw[NO];  // (k) each
+      for (int n = 0; n < NO; ++n) dw[n] = dweight + (((o0 + n) * C + c) * k + ki) * k;
+      const float* row = in_pad + c * w.plane_r + ki * w.Wp;
+      if (k == 5) {
+        add_tap_rows<NO, 5>(dw, grad, row, w.span);
+      } else if (k == 3) {
+        add_tap_rows<NO, 3>(dw, grad, row, w.span);
+      } else {
+        for (int n = 0; n < NO; ++n) add_tap_row(dw[n], grad[n], row, w.span, k);
       }
     }
   }
 }
 
-// din_pad (C, plane_r) = this sample's input gradient, padding included; written. Gathered:
-// din_pad[c][p] = Σ_o Σ_taps w[o, c, tap] · dout_wide[o][p − shift(tap)], so each chunk of
-// the plane is summed in registers (the output gradient has zeros where p − shift falls outside).
-DTB_CLONES void input_gradient(float* din_pad, const float* dout_wide, const float* weight,
-                               const ConvSizes& s, const Wide& w) {
+// dweight (Cout, C, k, k) += this sample's filter gradient, output channels two at a time.
+DTB_CLONES void add_filter_gradient(float* dweight, const float* dout_wide, const float* in_pad,
+                                    const ConvSizes& s, const Wide& w) {
+  int64_t o = 0;
+  for (; o + 2 <= s.out_channels; o += 2) add_filter_gradient_of<2>(dweight, dout_wide, in_pad, o, s, w);
+  if (o < s.out_channels) add_filter_gradient_of<1>(dweight, dout_wide, in_pad, o, s, w);
+}
+
+// Input channels [c0, c0 + NC) of din_pad (C, plane_r): this sample's input gradient, padding
+// included; written. Gathered: din_pad[c][p] = Σ_o Σ_taps w[o, c, tap] · dout_wide[o][p − shift
+// (tap)], so each chunk of the plane is summed in registers (the output gradient has zeros where
+// p − shift falls outside), each output-gradient vector loaded once for NC channels.
+template <int NC>
+DTB_VEC8_INLINE void input_gradient_of(float* din_pad, const float* dout_wide, const float* weight,
+                                       int64_t c0, const ConvSizes& s, const Wide& w) {
   const int64_t k = s.kernel, C = s.in_channels;
-  for (int64_t c = 0; c < C; ++c) {
-    for (int64_t p0 = 0; p0 < w.plane_r; p0 += kChunk) {
-      Vec8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
-      for (int64_t o = 0; o < s.out_channels; ++o) {
-        const float* grad = dout_wide + o * w.grad_row + w.lead + p0;
-        const float* taps = weight + (o * C + c) * k * k;  // (k, k)
-        for (int64_t ki = 0; ki < k; ++ki) {
-          const float* row = grad - ki * w.Wp;
-          for (int64_t kj = 0; kj < k; ++kj) {
-            const Vec8 t = broadcast(taps[ki * k + kj]);
-            a0 += t * load(row - kj);
-            a1 += t * load(row - kj + 8);
-            a2 += t * load(row - kj + 16);
-            a3 += t * load(row - kj + 24);
+  for (int64_t p0 = 0; p0 < w.plane_r; p0 += kChunk) {
+    Vec8 acc[NC][4] = {};
+    for (int64_t o = 0; o < s.out_channels; ++o) {
+      const float* grad = dout_wide + o * w.grad_row + w.lead + p0;
+      const float* taps = weight + (o * C + c0) * k * k;  // (k, k), channel n's at + n·k·k
+      for (int64_t ki = 0; ki < k; ++ki) {
+        const float* row = grad - ki * w.Wp;
+        for (int64_t kj = 0; kj < k; ++kj) {
+          const Vec8 g[4] = {load(row - kj), load(row - kj + 8), load(row - kj + 16),
+                             load(row - kj + 24)};
+          for (int n = 0; n < NC; ++n) {
+            const Vec8 t = broadcast(taps[n * k * k + ki * k + kj]);
+            for (int v = 0; v < 4; ++v) acc[n][v] += t * g[v];
           }
         }
       }
-      float* out = din_pad + c * w.plane_r + p0;
-      store(out, a0);
-      store(out + 8, a1);
-      store(out + 16, a2);
-      store(out + 24, a3);
+    }
+    for (int n = 0; n < NC; ++n) {
+      float* out = din_pad + (c0 + n) * w.plane_r + p0;
+      for (int v = 0; v < 4; ++v) store(out + 8 * v, acc[n][v]);
     }
   }
+}
+
+// din_pad (C, plane_r) = this sample's input gradient, input channels two at a time.
+DTB_CLONES void input_gradient(float* din_pad, const float* dout_wide, const float* weight,
+                               const ConvSizes& s, const Wide& w) {
+  int64_t c = 0;
+  for (; c + 2 <= s.in_channels; c += 2) input_gradient_of<2>(din_pad, dout_wide, weight, c, s, w);
+  if (c < s.in_channels) input_gradient_of<1>(din_pad, dout_wide, weight, c, s, w);
 }
 
 int sample_threads(const ConvSizes& s) {

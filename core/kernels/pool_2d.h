@@ -10,9 +10,9 @@ namespace dtbench {
 void maxpool2d_forward(float* out, int32_t* argmax, const float* inp, int64_t P, int64_t H,
                        int64_t W, int64_t k, int64_t s, int64_t Ho, int64_t Wo);
 // dinp: (P, H, W), written: each output gradient goes to its window's maximum (summed where
-// overlapping windows share one). dout, argmax: (P, Ho, Wo).
+// overlapping windows share one). dout, argmax: (P, Ho, Wo); k, s: the forward's window.
 void maxpool2d_backward(float* dinp, const float* dout, const int32_t* argmax, int64_t P,
-                        int64_t H, int64_t W, int64_t Ho, int64_t Wo);
+                        int64_t H, int64_t W, int64_t k, int64_t s, int64_t Ho, int64_t Wo);
 
 // out: (P, Ho, Wo), written: each window's mean. inp: (P, H, W).
 void avgpool2d_forward(float* out, const float* inp, int64_t P, int64_t H, int64_t W, int64_t k,

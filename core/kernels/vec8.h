@@ -7,6 +7,7 @@ namespace dtbench::vec8 {
 
 typedef float Vec8 __attribute__((vector_size(32), aligned(4)));
 typedef int Index8 __attribute__((vector_size(32)));
+typedef int Index8Unaligned __attribute__((vector_size(32), aligned(4)));  // for stores to int arrays
 
 // Inlined into each clone, so that they take its instruction set (and no vector crosses a call).
 #define DTB_VEC8_INLINE inline __attribute__((always_inline))

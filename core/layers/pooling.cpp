@@ -79,7 +79,7 @@ Tensor& MaxPool2d::backward(Tensor& grad_output) {
   const int64_t batch = output_.dim(0);
   grad_input_.resize({batch, channels_, height_, width_});
   maxpool2d_backward(grad_input_.data(), grad_output.data(), argmax_.data(), batch * channels_,
-                     height_, width_, out_height_, out_width_);
+                     height_, width_, kernel_, stride_, out_height_, out_width_);
   return grad_input_;
 }
 

@@ -200,6 +200,8 @@ const std::vector<ConvCase>& conv_cases() {
       {2, 2, 33, 35, 3, 3, 2, 1, false},  // long rows, stride 2
       {1, 2, 36, 40, 2, 5, 2, 2, true},   // long rows, 5x5 stride 2 pad 2
       {2, 1, 18, 21, 2, 5, 1, 2, true},   // long rows, 5x5 pad 2
+      {2, 6, 14, 14, 16, 5, 1, 0, true},  // LeNet-5's second layer: im2col + sgemm, rows of 10
+      {2, 6, 9, 9, 8, 5, 1, 0, false},    // im2col + sgemm with rows shorter than a vector
   };
   return cases;
 }
@@ -389,6 +391,7 @@ const std::vector<PoolCase> kPoolCases = {
     {1, 1, 4, 4, 2, 2}, {2, 3, 6, 8, 2, 2}, {3, 2, 7, 9, 3, 2},
     {2, 2, 5, 6, 2, 1}, {1, 3, 9, 7, 3, 3}, {2, 1, 5, 5, 5, 1},
     {8, 8, 32, 33, 2, 2},  // enough planes to be shared among threads (2x2 odd width)
+    {3, 2, 12, 28, 2, 2},  // LeNet's plane: 8 windows of a row at once and 6 more, tiled exactly
 };
 
 TEST(MaxPool2d, MatchesReferenceAndFiniteDifferences) {
@@ -407,22 +410,24 @@ TEST(MaxPool2d, MatchesReferenceAndFiniteDifferences) {
   }
 }
 
-// Ties go to the first maximum in window order, on the 2x2 stride-2 path as on the general one.
+// Ties go to the first maximum in window order, on the 2x2 stride-2 path (its 8-window vectors
+// and its single windows) as on the general one.
 TEST(MaxPool2d, TiesGoToTheFirstMaximumOfTheWindow) {
+  constexpr int64_t kHeight = 6, kWidth = 18;
   for (const int64_t kernel : {2, 3}) {
     SCOPED_TRACE(kernel);
     MaxPool2d layer(kernel, kernel);
-    layer.configure({1, 6, 6});
-    Tensor x({1, 1, 6, 6});
+    layer.configure({1, kHeight, kWidth});
+    Tensor x({1, 1, kHeight, kWidth});
     std::fill_n(x.data(), x.numel(), 1.0f);
     const Tensor& y = layer.forward(x, Mode::Train);
     Tensor g(y.shape());
     std::fill_n(g.data(), g.numel(), 1.0f);
     const Tensor& dx = layer.backward(g);
-    for (int64_t h = 0; h < 6; ++h) {
-      for (int64_t w = 0; w < 6; ++w) {
+    for (int64_t h = 0; h < kHeight; ++h) {
+      for (int64_t w = 0; w < kWidth; ++w) {
         const bool first = h % kernel == 0 && w % kernel == 0;
-        EXPECT_EQ(dx.data()[h * 6 + w], first ? 1.0f : 0.0f) << h << "," << w;
+        EXPECT_EQ(dx.data()[h * kWidth + w], first ? 1.0f : 0.0f) << h << "," << w;
       }
     }
   }
