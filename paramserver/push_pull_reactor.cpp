@@ -80,8 +80,9 @@ class PushPullReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, g
     int64_t payload_bytes = 0;
     message_ = writer_->next(kPushPullChunk, {{1, snapshot_->version}, {2, staleness_}}, &payload_bytes);
     parts_.traffic->bytes_out += static_cast<int64_t>(message_.Length());
+    const bool last = writer_->done();
     DTB_TSAN_RELEASE(this);
-    if (writer_->done()) {
+    if (last) {
       StartWriteAndFinish(&message_, grpc::WriteOptions(), grpc::Status::OK);
     } else {
       StartWrite(&message_);
