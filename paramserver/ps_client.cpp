@@ -68,6 +68,10 @@ PullResult PsClient::pull(int shard, std::span<float> values) {
   return connection(shard).pull(options_.worker, index(shard), values.data());
 }
 
+PushPullResult PsClient::push_pull(int shard, int64_t version, std::span<const float> grads, std::span<float> values) {
+  return connection(shard).push_pull(options_.worker, version, index(shard), grads.data(), values.data());
+}
+
 std::string PsClient::roll_call_text(double seconds) {
   std::vector<std::future<bool>> answers;
   for (auto& connection : connections_) {

@@ -45,6 +45,8 @@ class PsClient {
   // server a worker waited on is often not the one that is gone (a sync push waits for all workers).
   std::string roll_call_text(double seconds);
   PullResult pull(int shard, std::span<float> values);
+  // Push and pull in one call (PushPull): the values of the version this gradient made.
+  PushPullResult push_pull(int shard, int64_t version, std::span<const float> grads, std::span<float> values);
 
   // fn(shard) for every shard at once (this thread takes shard 0); the first failure is rethrown
   // after all have finished.

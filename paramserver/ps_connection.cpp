@@ -40,6 +40,7 @@ void set_deadline(grpc::ClientContext& context, double seconds) {
 // into or out of protobuf strings. The names are ps.proto's; the server parses the same bytes.
 constexpr const char* kPushMethod = "/dtbench.ps.ParameterService/Push";
 constexpr const char* kPullMethod = "/dtbench.ps.ParameterService/Pull";
+constexpr const char* kPushPullMethod = "/dtbench.ps.ParameterService/PushPull";
 
 // How long a push waits, after its call ended, for gRPC to let go of the gradient's memory (it
 // does once the bytes are written, normally before the server's answer has arrived).
@@ -49,6 +50,56 @@ constexpr auto kReleaseWait = std::chrono::seconds(5);
 // gRPC lets go of later than kReleaseWait still finds it).
 std::shared_ptr<const void> release_signal(const std::shared_ptr<std::promise<void>>& released) {
   return {nullptr, [released](const void*) { released->set_value(); }};
+}
+
+struct ValuesRead {
+  int64_t version = 0;
+  int64_t staleness = 0;
+  int64_t bytes = 0;
+  bool any = false;  // a message arrived
+  Clock::time_point first_at{};
+};
+
+// Reads a stream of value chunks (PullChunk, PushPullChunk) into `assembler`: "" or what is wrong
+// with them. `first_at` is set when the first message arrives.
+template <typename Stream>
+std::string read_values(Stream& stream, ChunkFields fields, SliceAssembler& assembler, ValuesRead& read) {
+  grpc::ByteBuffer message;
+  WireChunk chunk;
+  std::string problem;
+  bool first = true;
+  while (problem.empty() && stream.Read(&message)) {
+    read.bytes += static_cast<int64_t>(message.Length());
+    problem = chunk.parse(message, fields);
+    const int64_t version = chunk.field(1);  // PullChunk.version, PushPullChunk.version
+    if (first) {
+      read.first_at = Clock::now();
+      read.version = version;
+      read.staleness = chunk.field(2);  // PushPullChunk.staleness (a PullChunk has no field 2)
+    }
+    if (problem.empty() && version != read.version) problem = "the version changed in the middle of the values";
+    first = false;
+    if (problem.empty()) problem = chunk.absorb_into(assembler);
+  }
+  read.any = !first;
+  return problem;
+}
+
+// Writes the gradient's messages, the last one marked as the last (the end of the request stream
+// travels with it); stops early when the server has ended the call. Returns the bytes written.
+template <typename Stream>
+int64_t write_gradient(Stream& stream, FrameWriter& frames, int worker, int64_t version) {
+  int64_t bytes = 0, payload_bytes = 0;
+  bool first = true;
+  while (first || !frames.done()) {
+    first = false;
+    const grpc::ByteBuffer message = frames.next(kPushChunk, {{1, worker}, {2, version}}, &payload_bytes);
+    bytes += static_cast<int64_t>(message.Length());
+    grpc::WriteOptions options;
+    if (frames.done()) options.set_last_message();
+    if (!stream.Write(message, options)) break;  // the server ended the call; Finish says why
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -91,6 +142,8 @@ PsConnection::PsConnection(ConnectionOptions options) : options_(std::move(optio
                                                              channel_);
   pull_method_ = std::make_unique<grpc::internal::RpcMethod>(kPullMethod, grpc::internal::RpcMethod::SERVER_STREAMING,
                                                              channel_);
+  push_pull_method_ = std::make_unique<grpc::internal::RpcMethod>(kPushPullMethod,
+                                                                  grpc::internal::RpcMethod::BIDI_STREAMING, channel_);
 }
 
 template <typename Attempt>
@@ -122,6 +175,14 @@ void PsConnection::call(const std::string& what, double timeout_seconds, bool pa
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
     backoff = std::min(2 * backoff, 2.0);
+  }
+}
+
+// The caller may change the gradient once a push returns: gRPC must be done reading it.
+void PsConnection::wait_for_release(std::future<void>& released) const {
+  if (released.wait_for(kReleaseWait) != std::future_status::ready) {
+    spdlog::warn("parameter server {} (shard {}): gRPC still held the gradient {} s after the push ended",
+                 options_.address, options_.shard, kReleaseWait.count());
   }
 }
 
@@ -164,15 +225,51 @@ PushResult PsConnection::push(int worker, int64_t version, const KeyIndex& index
            status = writer->Finish();
          }  // the frame writer's own hold on the gradient goes with it
          result.replied_seconds = seconds_since(start);
-         // The caller may change the gradient once push returns: gRPC must be done reading it.
-         if (all_released.wait_for(kReleaseWait) != std::future_status::ready) {
-           spdlog::warn("parameter server {} (shard {}): gRPC still held the gradient {} s after the push ended",
-                        options_.address, options_.shard, kReleaseWait.count());
-         }
+         wait_for_release(all_released);
          result.version = reply.version();
          result.staleness = reply.staleness();
          return status;
        });
+  return result;
+}
+
+PushPullResult PsConnection::push_pull(int worker, int64_t version, const KeyIndex& index, const float* grads,
+                                      float* values) {
+  PushPullResult result;
+  std::string problem;
+  call(fmt::format("push-pull of worker {} at version {}", worker, version), options_.push_timeout_seconds, false,
+       [&](grpc::ClientContext& context) {
+         const auto start = Clock::now();
+         const auto released = std::make_shared<std::promise<void>>();
+         std::future<void> all_released = released->get_future();
+         context.set_initial_metadata_corked(true);  // the call's headers go out with its first message
+         grpc::Status status;
+         ValuesRead read;
+         {
+           std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>> stream(
+               grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, grpc::ByteBuffer>::Create(
+                   channel_.get(), *push_pull_method_, &context));
+           FrameWriter frames(index, grads, options_.max_message_bytes, release_signal(released));
+           result.bytes_sent = write_gradient(*stream, frames, worker, version);
+           result.written_seconds = seconds_since(start);
+           SliceAssembler assembler(index, values, /*require_finite=*/false);
+           problem = read_values(*stream, kPushPullChunk, assembler, read);
+           if (!problem.empty()) context.TryCancel();
+           status = stream->Finish();
+           if (status.ok() && problem.empty()) problem = read.any ? assembler.incomplete() : "the server sent no values";
+         }  // the frame writer's own hold on the gradient goes with it
+         result.seconds = seconds_since(start);
+         result.answered_seconds = read.any ? seconds_between(start, read.first_at) : result.seconds;
+         result.version = read.version;
+         result.staleness = read.staleness;
+         result.bytes_received = read.bytes;
+         wait_for_release(all_released);
+         return problem.empty() ? status : grpc::Status::OK;
+       });
+  if (!problem.empty()) {
+    throw IoError(fmt::format("parameter server {} (shard {}): its values do not fit this worker's model: {}",
+                              options_.address, options_.shard, problem));
+  }
   return result;
 }
 
@@ -187,23 +284,12 @@ PullResult PsConnection::pull(int worker, const KeyIndex& index, float* base) {
         grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(channel_.get(), *pull_method_, &context,
                                                                       request));
     SliceAssembler assembler(index, base, /*require_finite=*/false);
-    grpc::ByteBuffer message;
-    WireChunk chunk;
-    bool first = true;
-    result.bytes_received = 0;
-    while (problem.empty() && reader->Read(&message)) {
-      result.bytes_received += static_cast<int64_t>(message.Length());
-      problem = chunk.parse(message, kPullChunk);
-      const int64_t chunk_version = chunk.field(1);  // PullChunk.version
-      if (first) result.version = chunk_version;
-      if (problem.empty() && chunk_version != result.version) problem = "the version changed in the middle of a pull";
-      first = false;
-      if (problem.empty()) problem = chunk.absorb_into(assembler);
-    }
+    ValuesRead read;
+    problem = read_values(*reader, kPullChunk, assembler, read);
     if (!problem.empty()) context.TryCancel();
     const grpc::Status status = reader->Finish();
-    if (status.ok() && problem.empty()) problem = first ? "the server sent no values" : assembler.incomplete();
-    result.seconds = seconds_since(start);
+    if (status.ok() && problem.empty()) problem = read.any ? assembler.incomplete() : "the server sent no values";
+    result = {.version = read.version, .seconds = seconds_since(start), .bytes_received = read.bytes};
     return problem.empty() ? status : grpc::Status::OK;
   });
   if (!problem.empty()) {

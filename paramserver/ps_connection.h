@@ -5,6 +5,7 @@
 // fix come back at once: a wrong token or a server of another run as InputError, anything else
 // (an aborted sync step, a malformed request) as IoError with the server's message.
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,16 @@ struct PushResult {
   int64_t bytes_sent = 0;     // message bytes
 };
 
+struct PushPullResult {
+  int64_t version = 0;  // of the values received: the server's version once it applied the gradient
+  int64_t staleness = 0;
+  double written_seconds = 0.0;   // from the start of the call until every slice was sent
+  double answered_seconds = 0.0;  // ... until the first message of the values arrived
+  double seconds = 0.0;           // ... until the last
+  int64_t bytes_sent = 0;         // message bytes
+  int64_t bytes_received = 0;
+};
+
 struct PullResult {
   int64_t version = 0;
   double seconds = 0.0;
@@ -57,6 +68,9 @@ class PsConnection {
   PushResult push(int worker, int64_t version, const KeyIndex& index, const float* base);
   // The values of `index`'s keys, written into `base` (the arena's values).
   PullResult pull(int worker, const KeyIndex& index, float* base);
+  // push then pull in one call (PushPull): the gradient read from `grads`, the values of the
+  // version it made written into `values` (both laid out as `index` says).
+  PushPullResult push_pull(int worker, int64_t version, const KeyIndex& index, const float* grads, float* values);
   ps::StatsReply stats();
   // One Stats call within `seconds`, no retry, never cancelled by a stop: whether the server
   // answers at all (a roll call after a failure, ps_client.h).
@@ -72,12 +86,15 @@ class PsConnection {
   template <typename Attempt>
   void call(const std::string& what, double timeout_seconds, bool patient, Attempt&& attempt);
 
+  void wait_for_release(std::future<void>& released) const;
+
   ConnectionOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<ps::ParameterService::Stub> stub_;
   // Push and Pull as raw calls (ps_connection.cpp says why).
   std::unique_ptr<grpc::internal::RpcMethod> push_method_;
   std::unique_ptr<grpc::internal::RpcMethod> pull_method_;
+  std::unique_ptr<grpc::internal::RpcMethod> push_pull_method_;
 };
 
 // "UNAVAILABLE", "ABORTED", ...

@@ -1,10 +1,11 @@
 #include "paramserver/ps_service.h"
 
 #include <chrono>
-#include <optional>
 
 #include <fmt/format.h>
 
+#include "paramserver/gradient_reader.h"
+#include "paramserver/push_pull_reactor.h"
 #include "paramserver/tsan_annotations.h"
 #include "paramserver/wire_frames.h"
 
@@ -38,7 +39,7 @@ bool parse(const grpc::ByteBuffer& buffer, google::protobuf::MessageLite& messag
 class PushReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
   PushReactor(PsService& service, grpc::CallbackServerContext& context, grpc::ByteBuffer* reply)
-      : parts_(service.parts()), reply_(reply) {
+      : parts_(service.parts()), reply_(reply), reader_(parts_) {
     if (grpc::Status status = service.admit(context); !status.ok()) {
       finish(status);
       return;
@@ -53,8 +54,7 @@ class PushReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       submit();
       return;
     }
-    parts_.traffic->bytes_in += static_cast<int64_t>(message_.Length());
-    if (grpc::Status status = absorb(); !status.ok()) {
+    if (grpc::Status status = reader_.absorb(message_); !status.ok()) {
       refuse(status);
       return;
     }
@@ -76,31 +76,9 @@ class PushReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     Finish(status);
   }
 
-  grpc::Status absorb() {
-    if (std::string problem = chunk_.parse(message_, kPushChunk); !problem.empty()) {
-      return invalid(fmt::format("malformed message: {}", problem));
-    }
-    const auto worker = static_cast<int32_t>(chunk_.field(1));  // PushChunk.worker is an int32
-    const int64_t version = chunk_.field(2);
-    if (!assembler_) {
-      worker_ = worker;
-      version_ = version;
-      if (grpc::Status status = parts_.roster->check_worker(worker_); !status.ok()) return status;
-      buffer_ = parts_.updater->take_gradient_buffer();  // float_count floats, the shard's
-      assembler_.emplace(*parts_.index, buffer_.get(), /*require_finite=*/true);
-    } else if (worker != worker_ || version != version_) {
-      return invalid(fmt::format("the push changed its header midway (worker {} -> {}, version {} -> {})", worker_,
-                                 worker, version_, version));
-    }
-    message_.Clear();  // chunk_ holds the pieces it needs
-    if (std::string problem = chunk_.absorb_into(*assembler_); !problem.empty()) return invalid(problem);
-    return grpc::Status::OK;
-  }
-
   void submit() {
-    if (!assembler_) return refuse(invalid("an empty push: no message arrived"));
-    if (std::string problem = assembler_->incomplete(); !problem.empty()) return refuse(invalid(problem));
-    Gradient gradient{worker_, version_, std::move(buffer_), SteadyClock::now()};
+    Gradient gradient;
+    if (grpc::Status status = reader_.take(gradient); !status.ok()) return refuse(status);
     parts_.updater->submit(std::move(gradient), [this](const PushOutcome& outcome) {
       if (outcome.status.ok()) {
         ps::PushReply reply;
@@ -112,11 +90,6 @@ class PushReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     });
   }
 
-  grpc::Status invalid(const std::string& problem) const {
-    return {grpc::StatusCode::INVALID_ARGUMENT,
-            fmt::format("shard {}: push from worker {} at version {}: {}", parts_.shard, worker_, version_, problem)};
-  }
-
   void refuse(const grpc::Status& status) {
     ++parts_.traffic->rejected_calls;
     finish(status);
@@ -125,11 +98,7 @@ class PushReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   const ServiceParts& parts_;
   grpc::ByteBuffer* reply_;
   grpc::ByteBuffer message_;
-  WireChunk chunk_;
-  int worker_ = -1;
-  int64_t version_ = 0;
-  std::unique_ptr<float[]> buffer_;
-  std::optional<SliceAssembler> assembler_;
+  GradientReader reader_;
 };
 
 // One pull: the values of one version (a snapshot shared with the other pulls of that version),
@@ -236,6 +205,10 @@ grpc::ServerUnaryReactor* PsService::Register(grpc::CallbackServerContext* conte
 grpc::ServerReadReactor<grpc::ByteBuffer>* PsService::Push(grpc::CallbackServerContext* context,
                                                            grpc::ByteBuffer* reply) {
   return new PushReactor(*this, *context, reply);
+}
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* PsService::PushPull(grpc::CallbackServerContext* context) {
+  return make_push_pull_reactor(*this, *context);
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* PsService::Pull(grpc::CallbackServerContext* context,

@@ -37,10 +37,15 @@ struct ServiceParts {
   std::function<bool(int worker)> shutdown;
 };
 
-using RawPushPullService = ps::ParameterService::WithRawCallbackMethod_Push<
-    ps::ParameterService::WithRawCallbackMethod_Pull<ps::ParameterService::CallbackService>>;
+// The generated CallbackService with Push, Pull and PushPull raw (PushPull has the same signature
+// in both forms, so the raw one cannot be layered over the generated one: every layer is named).
+using PsServiceBase = ps::ParameterService::WithCallbackMethod_Register<ps::ParameterService::WithRawCallbackMethod_Push<
+    ps::ParameterService::WithRawCallbackMethod_Pull<ps::ParameterService::WithRawCallbackMethod_PushPull<
+        ps::ParameterService::WithCallbackMethod_Stats<ps::ParameterService::WithCallbackMethod_Checkpoint<
+            ps::ParameterService::WithCallbackMethod_Shutdown<ps::ParameterService::WithCallbackMethod_Publish<
+                ps::ParameterService::WithCallbackMethod_Fetch<ps::ParameterService::Service>>>>>>>>>;
 
-class PsService final : public RawPushPullService {
+class PsService final : public PsServiceBase {
  public:
   explicit PsService(ServiceParts parts);
 
@@ -54,6 +59,7 @@ class PsService final : public RawPushPullService {
                                                   grpc::ByteBuffer* reply) override;
   grpc::ServerWriteReactor<grpc::ByteBuffer>* Pull(grpc::CallbackServerContext* context,
                                                    const grpc::ByteBuffer* request) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* PushPull(grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* Stats(grpc::CallbackServerContext* context, const ps::StatsRequest* request,
                                   ps::StatsReply* reply) override;
   grpc::ServerUnaryReactor* Checkpoint(grpc::CallbackServerContext* context, const ps::CheckpointRequest* request,

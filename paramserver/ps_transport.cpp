@@ -79,38 +79,36 @@ void PsTransport::synchronize(Model& model, int64_t, SyncTimes& times) {
   }
 }
 
+// One PushPull per shard, all at once: the gradient goes out and the values of the version it
+// made come back in the same call.
 void PsTransport::push_and_pull(Model& model, SyncTimes& times) {
   ParamArena& arena = model.arena();
-  const auto push_start = Clock::now();
-  const auto pushes = client_->for_each_shard(
-      [&](int shard) { return client_->push(shard, versions_[static_cast<size_t>(shard)], arena.grads()); });
-  const double pushed = seconds_since(push_start);
-  const auto pull_start = Clock::now();
-  const auto pulls = client_->for_each_shard([&](int shard) { return client_->pull(shard, arena.values()); });
-  times.pull = seconds_since(pull_start);
-
-  double written = 0.0;
-  for (size_t shard = 0; shard < pushes.size(); ++shard) {
-    written = std::max(written, pushes[shard].written_seconds);
-    times.bytes_sent += pushes[shard].bytes_sent;
-    times.bytes_received += pulls[shard].bytes_received;
-    if (options_.mode == PsMode::Sync && pulls[shard].version != pushes[shard].version) {
-      throw IoError(fmt::format("parameter server {} answered the push with version {} but the pull with version {}",
-                                client_->connection(static_cast<int>(shard)).address(), pushes[shard].version,
-                                pulls[shard].version));
-    }
-    if (options_.mode == PsMode::Async) ++staleness_counts_[pushes[shard].staleness];
-    versions_[shard] = pulls[shard].version;
+  const auto start = Clock::now();
+  const auto results = client_->for_each_shard([&](int shard) {
+    return client_->push_pull(shard, versions_[static_cast<size_t>(shard)], arena.grads(), arena.values());
+  });
+  const double total = seconds_since(start);
+  double written = 0.0, reading = 0.0;
+  for (size_t shard = 0; shard < results.size(); ++shard) {
+    const PushPullResult& result = results[shard];
+    written = std::max(written, result.written_seconds);
+    reading = std::max(reading, result.seconds - result.answered_seconds);
+    times.bytes_sent += result.bytes_sent;
+    times.bytes_received += result.bytes_received;
+    if (options_.mode == PsMode::Async) ++staleness_counts_[result.staleness];
+    versions_[shard] = result.version;
   }
   times.push = written;
-  times.wait = std::max(pushed - written, 0.0);  // transfer: the rest, push and pull among it
+  times.pull = std::min(reading, total - written);
+  times.wait = std::max(total - written - times.pull, 0.0);  // transfer: the rest, push and pull among it
   // On the timeline: writing the gradients (the slowest shard's), waiting for the servers'
-  // answers (in sync mode, for the other workers), reading the new values.
-  const auto push_end = push_start + to_duration(written);
-  spans_[0] = {.what = "push", .index = -1, .bytes = times.bytes_sent, .start = push_start, .end = push_end};
+  // answers (in sync mode, for the other workers), reading the new values (the slowest shard's).
+  const auto push_end = start + to_duration(written);
+  const auto end = start + to_duration(total);
+  const auto pull_start = end - to_duration(times.pull);
+  spans_[0] = {.what = "push", .index = -1, .bytes = times.bytes_sent, .start = start, .end = push_end};
   spans_[1] = {.what = "wait for servers", .index = -1, .bytes = 0, .start = push_end, .end = pull_start};
-  spans_[2] = {.what = "pull", .index = -1, .bytes = times.bytes_received, .start = pull_start,
-               .end = pull_start + to_duration(times.pull)};
+  spans_[2] = {.what = "pull", .index = -1, .bytes = times.bytes_received, .start = pull_start, .end = end};
   times.spans = spans_;
   ++steps_;
 }

@@ -1,13 +1,13 @@
 #pragma once
 // The parameter-server transports (`ps-sync`, `ps-async`) behind comm/'s Transport. start()
 // registers with every server and pulls the initial weights (the servers built the same model from
-// the same seed, or restored a checkpoint); each step pushes the arena's gradients to every shard
-// at once and pulls the new values straight into the arena. The servers' optimizers do the update,
-// so update() has nothing left to do.
+// the same seed, or restored a checkpoint); each step makes one PushPull call to every shard at
+// once: the arena's gradients out, the new values back straight into the arena. The servers'
+// optimizers do the update, so update() has nothing left to do.
 //
-// The comm split: push = until every shard has all the gradient bytes; wait = from then until the
-// last shard answered (sync: the wait for the other workers; async: the server's queue and any
-// hold for max_staleness); pull = receiving the new values. transfer = push + pull.
+// The comm split: push = until every shard has all the gradient bytes; pull = receiving the new
+// values (the slowest shard's, from its first message); wait = the rest (sync: the wait for the
+// other workers; async: the server's queue and any hold for max_staleness). transfer = push + pull.
 // start() also measures this worker's clock against server 0's (server_clock.h), which places the
 // workers' timelines and server 0's on one time axis.
 // Batch-norm running statistics are buffers, not parameters: each worker keeps its own.

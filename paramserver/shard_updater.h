@@ -3,12 +3,16 @@
 // the optimizer over them, the version, and the rules of sync and async mode.
 //
 // Thread model. gRPC's callback threads decode and validate requests and never touch the values;
-// they hand each complete gradient to submit(), which only queues it. ONE update thread per shard
-// owns the aggregation state (who has pushed for this version, held pushes, deadlines) and is the
-// only writer of the values, the optimizer and the version; it also enforces the timeouts (it
-// sleeps until the next deadline when the queue is empty). Readers — pulls, stats, checkpoints —
-// copy under state_mutex_, which the update thread holds only while it changes the values and
-// version. Completions (which finish the gRPC calls) run on the update thread, with no lock held.
+// they hand each complete gradient to submit(), which queues it. Whoever holds work_mutex_ owns
+// the aggregation state (who has pushed for this version, held pushes, deadlines) and is the only
+// writer of the values, the optimizer and the version: the shard's update thread, or — for a
+// shard of at most `inline_float_count` floats, where waking another thread costs more than the
+// update — the gRPC thread that submitted, when no one else holds it. The update thread enforces
+// the timeouts: it sleeps until the next deadline, and never longer than timeout_seconds, so a
+// step started on a gRPC thread still fails on time without waking it. Readers — pulls, stats,
+// checkpoints — copy under state_mutex_, which the owner holds only while it changes the values
+// and version. Completions (which finish the gRPC calls) run on the thread that handled the
+// event, with no lock held.
 //
 //   sync:  gradients for version t are kept per worker until all `worker_count` have arrived, then
 //          summed in worker order (deterministic), divided by worker_count, applied once: version
@@ -59,18 +63,25 @@ struct Gradient {
   SteadyClock::time_point arrived;
 };
 
-struct PushOutcome {
-  grpc::Status status;
-  int64_t version = 0;
-  int64_t staleness = 0;
-};
-using PushDone = std::function<void(const PushOutcome&)>;
-
 // The values of one version, shared by every pull of that version.
 struct Snapshot {
   int64_t version = 0;
   std::vector<float> values;
 };
+
+struct PushOutcome {
+  grpc::Status status;
+  int64_t version = 0;
+  int64_t staleness = 0;
+  // When accepted: the values of `version`, the update's own, for an answer that carries them
+  // (PushPull); a later update makes a new snapshot and leaves this one as it is.
+  std::shared_ptr<const Snapshot> snapshot;
+};
+using PushDone = std::function<void(const PushOutcome&)>;
+
+inline PushOutcome refused(grpc::StatusCode code, std::string message) {
+  return {grpc::Status(code, std::move(message)), 0, 0, nullptr};
+}
 
 // When the parts of one update happened, for the server's timeline (server_trace.h).
 struct UpdateTiming {
@@ -91,11 +102,16 @@ struct ShardUpdaterOptions {
   // sync: a worker missing past the timeout is dropped and the step applied with those that
   // pushed (averaged over them), instead of failing the step.
   bool drop_missing_workers = false;
+  // Shards of at most this many floats are updated on the gRPC thread that submits the gradient
+  // completing a step (sync) or the gradient (async), when no one else is updating: no wake-up
+  // of the update thread between a worker's last message and its answer. 0: always the update
+  // thread. 64 Ki floats (256 KiB) take some tens of microseconds to update.
+  int64_t inline_float_count = 64 * 1024;
   int64_t checkpoint_every = 0;  // updates; 0: never
-  std::function<void(const ShardState&)> write_checkpoint;  // called on the update thread
-  // Called on the update thread after each update, once the pushes it answers are answered.
+  std::function<void(const ShardState&)> write_checkpoint;  // called by the updating thread
+  // Called after each update, once the pushes it answers are answered; one call at a time.
   std::function<void(const UpdateTiming&)> on_update;
-  // Called on the update thread when the run cannot go on (sync: a step aborted because a worker
+  // Called by the updating thread when the run cannot go on (sync: a step aborted because a worker
   // did not push), with the reason.
   std::function<void(const std::string&)> on_run_failed;
 };
@@ -107,7 +123,7 @@ class ShardUpdater {
   ShardUpdater(const ShardUpdater&) = delete;
   ShardUpdater& operator=(const ShardUpdater&) = delete;
 
-  // Queues a gradient; `done` is called exactly once, from the update thread (or at once when the
+  // Queues a gradient; `done` is called exactly once, from the updating thread (or at once when the
   // updater has stopped).
   void submit(Gradient gradient, PushDone done);
   // A buffer for one gradient of this shard. Buffers come back once their gradient is applied, so
@@ -137,6 +153,12 @@ class ShardUpdater {
   using Completions = std::vector<std::pair<PushDone, PushOutcome>>;
 
   void run();
+  // Under work_mutex_: expires what is due and handles `events`; returns the completions and
+  // updates to report, which the caller runs with no lock held.
+  void process(std::deque<Event>& events, Completions& completions, std::vector<UpdateTiming>& updates);
+  // On a gRPC thread, inside submit(): the queue's events, when no one else is updating.
+  void process_inline();
+  void finish_round(Completions& completions, std::vector<UpdateTiming>& updates);
   SteadyClock::time_point next_deadline() const;
   void expire(SteadyClock::time_point now, Completions& completions);
   void handle(Event& event, Completions& completions);
@@ -162,12 +184,12 @@ class ShardUpdater {
   std::mutex buffers_mutex_;
   std::vector<std::unique_ptr<float[]>> free_buffers_;  // applied gradients' buffers, for reuse
 
-  // Written by the update thread under state_mutex_; read by anyone under it.
+  // Written by the holder of work_mutex_ under state_mutex_; read by anyone under it.
   mutable std::mutex state_mutex_;
   std::vector<float> values_;
   std::unique_ptr<Optimizer> optimizer_;
   int64_t version_ = 0;
-  // Always the values of version_: made by the update thread after every update, so pulls only
+  // Always the values of version_: made by the updating thread after every update, so pulls only
   // take a reference, and a refused update puts the values back from it.
   std::shared_ptr<Snapshot> snapshot_;
   UpdateStats stats_;
@@ -179,7 +201,10 @@ class ShardUpdater {
   bool stopping_ = false;
   std::string stop_reason_;
 
-  // The update thread's own state.
+  // Held by whoever handles events (the update thread, or a gRPC thread for a small shard);
+  // guards the state below. Taken before queue_mutex_ and state_mutex_, never after them.
+  std::mutex work_mutex_;
+  std::mutex report_mutex_;  // on_update is called by one thread at a time
   std::vector<std::unique_ptr<float[]>> arrived_;  // sync: per worker, this version's gradient
   std::vector<PushDone> waiting_;                  // sync: per worker
   int arrived_count_ = 0;

@@ -27,6 +27,7 @@ struct ChunkFields {
 };
 inline constexpr ChunkFields kPushChunk{3};
 inline constexpr ChunkFields kPullChunk{2};
+inline constexpr ChunkFields kPushPullChunk{3};  // after version = 1, staleness = 2
 
 // Cuts `index`'s floats at `base` into messages of about max_message_bytes, as SliceWriter does.
 class FrameWriter {

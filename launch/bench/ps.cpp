@@ -1,12 +1,13 @@
 // dtbench bench ps: what one synchronous step of the parameter servers costs a worker, payload size
 // by payload size. A ROUND is what a ps-sync worker does after backward:
 //
-//   worker w:  push(gradient) ──► server: wait for every worker, mean, optimizer step ──► pull(values)
+//   worker w:  PushPull: gradient ──► server: wait for every worker, mean, optimizer step ──► values
 //              |──── push ────|──────────────────── wait ─────────────────────|──── pull ────|
 //
-// push: until every byte of the gradient was written; wait: until every shard answered (the other
-// workers' pushes and the server's update); pull: receiving the new values. Each round a worker
-// sends `size` bytes and receives `size` bytes, so GB/s = 2 · size / round time.
+// one call per shard (paramserver/README.md): push: until every byte of the gradient was written;
+// wait: until every shard's answer began (the other workers' pushes and the server's update);
+// pull: receiving the new values (the slowest shard's). Each round a worker sends `size` bytes and
+// receives `size` bytes, so GB/s = 2 · size / round time.
 //
 // nccl-tests' order, as `bench allreduce`: warm up, agree on the iteration count, timed rounds, then
 // one untimed round whose result is checked. Without --servers, every size gets fresh servers in
@@ -150,10 +151,10 @@ void print_header(const PsBenchOptions& o) {
                               : fmt::format("automatic (about {} ms per size, {} to {})", o.target_ms, kMinIterations,
                                             kMaxIterations));
   fmt::print("# round: every worker pushes a gradient of `size` bytes to the shards and pulls `size` bytes of new values "
-             "(one ps-sync step); time: the slowest worker's mean round; p50/p99: over rounds, each its slowest "
+             "(one ps-sync step: a PushPull call per shard); time: the slowest worker's mean round; p50/p99: over rounds, each its slowest "
              "worker's\n");
-  fmt::print("# push: until the gradient is written; wait: until the servers answer (the other workers + the update); "
-             "pull: receiving the values (means over workers)\n");
+  fmt::print("# push: until the gradient is written; wait: until the servers' answers begin (the other workers + the "
+             "update); pull: receiving the values (means over workers)\n");
   fmt::print("# GB/s = 2 * size / time, 1e9 B/s (bytes pushed plus pulled per worker). Against bench allreduce of the "
              "same size: compare time; as a rate, GB/s / 2 (sent per worker) is the counterpart of busbw "
              "(= algbw * 2(n-1)/n, sent per rank). check: wrong values after the untimed check round\n");

@@ -184,27 +184,27 @@ void BenchWorker::connect() {
   for (const PullResult& result : pulls) versions_.push_back(result.version);
 }
 
-// One sync step: push grads() to every shard at once, then pull every shard's new values.
+// One sync step, as a ps-sync worker takes it: a PushPull to every shard at once, the gradient
+// out and the new values back in the same call.
 RoundTimes BenchWorker::round() {
   const auto start = Clock::now();
-  const auto pushes = shard_threads_->run([&](int shard) {
-    return lines_[static_cast<size_t>(shard)]->push(worker_, versions_[static_cast<size_t>(shard)],
-                                                    indexes_[static_cast<size_t>(shard)], grads_.data());
+  const auto results = shard_threads_->run([&](int shard) {
+    const auto s = static_cast<size_t>(shard);
+    return lines_[s]->push_pull(worker_, versions_[s], indexes_[s], grads_.data(), values_.data());
   });
-  const double pushed = seconds_since(start);
-  const auto pull_start = Clock::now();
-  const auto pulls = shard_threads_->run([&](int shard) { return pull(shard); });
-  RoundTimes times{.pull = seconds_since(pull_start), .total = seconds_since(start)};
-  for (size_t shard = 0; shard < pushes.size(); ++shard) {
-    if (pulls[shard].version != pushes[shard].version) {
-      throw IoError(fmt::format("parameter server {} answered worker {}'s push with version {} but its pull with "
-                                "version {}",
-                                lines_[shard]->address(), worker_, pushes[shard].version, pulls[shard].version));
+  RoundTimes times{.total = seconds_since(start)};
+  for (size_t shard = 0; shard < results.size(); ++shard) {
+    if (results[shard].version != versions_[shard] + 1) {
+      throw IoError(fmt::format("parameter server {} answered worker {}'s push at version {} with the values of "
+                                "version {}, not the next",
+                                lines_[shard]->address(), worker_, versions_[shard], results[shard].version));
     }
-    versions_[shard] = pulls[shard].version;
-    times.push = std::max(times.push, pushes[shard].written_seconds);
+    versions_[shard] = results[shard].version;
+    times.push = std::max(times.push, results[shard].written_seconds);
+    times.pull = std::max(times.pull, results[shard].seconds - results[shard].answered_seconds);
   }
-  times.wait = std::max(pushed - times.push, 0.0);
+  times.pull = std::min(times.pull, times.total - times.push);
+  times.wait = std::max(times.total - times.push - times.pull, 0.0);
   return times;
 }
 

@@ -2,7 +2,7 @@
 // parameter of an odd size, cut into keys of an odd size and into messages whose slices end in
 // the middle of keys (different sizes each way), lands bit for bit where core's optimizer puts
 // it, step after step (momentum carried over; the server's snapshots recycled from the third
-// version on).
+// version on), by Push then Pull and by PushPull, whose answer is the values of the step it made.
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -41,7 +41,7 @@ TEST(WirePath, OddSizesSplitMidKeyArriveBitForBit) {
   ASSERT_EQ(index.float_count, kFloats);
   auto reference = make_optimizer(optimizer, kFloats);
   std::vector<std::vector<float>> pulled(2, std::vector<float>(kFloats));
-  for (int step = 0; step < 3; ++step) {
+  for (int step = 0; step < 5; ++step) {
     const auto worker = [&](int w) {
       ConnectionOptions connection;
       connection.address = server.address();
@@ -51,8 +51,17 @@ TEST(WirePath, OddSizesSplitMidKeyArriveBitForBit) {
       line.register_worker("test-run", w, 2);
       std::vector<float> grads(kFloats);
       for (int64_t i = 0; i < kFloats; ++i) grads[static_cast<size_t>(i)] = gradient_value(w, step, i);
-      EXPECT_EQ(line.push(w, step, index, grads.data()).version, step + 1);
-      EXPECT_EQ(line.pull(w, index, pulled[static_cast<size_t>(w)].data()).version, step + 1);
+      float* values = pulled[static_cast<size_t>(w)].data();
+      if (step < 2) {
+        EXPECT_EQ(line.push(w, step, index, grads.data()).version, step + 1);
+        EXPECT_EQ(line.pull(w, index, values).version, step + 1);
+      } else {
+        const PushPullResult result = line.push_pull(w, step, index, grads.data(), values);
+        EXPECT_EQ(result.version, step + 1);
+        EXPECT_GT(result.bytes_received, kFloats * 4);
+        EXPECT_LE(result.written_seconds, result.answered_seconds);
+        EXPECT_LE(result.answered_seconds, result.seconds);
+      }
     };
     std::thread second(worker, 1);
     worker(0);
@@ -72,6 +81,39 @@ TEST(WirePath, OddSizesSplitMidKeyArriveBitForBit) {
           << "worker " << w << " after step " << step;
     }
   }
+}
+
+// A PushPull the server refuses (a gradient for a version it is not at) ends with the refusal and
+// writes no values.
+TEST(WirePath, ARefusedPushPullLeavesTheValuesAlone) {
+  Param payload{.name = "payload", .shape = {64}};
+  ParamArena arena;
+  arena.bind({&payload});
+  ParameterServerOptions o;
+  o.run_id = "test-run";
+  o.worker_count = 1;
+  o.checkpoints = false;
+  ParameterServer server(arena, OptimizerConfig{.name = "sgd", .learning_rate = 1.0f}, o);
+  ConnectionOptions connection;
+  connection.address = server.address();
+  connection.security.auth_token = server.auth_token();
+  connection.retries = 0;
+  PsConnection line(connection);
+  line.register_worker("test-run", 0, 1);
+  const KeyIndex index = KeyIndex::in_arena(server.placement(), 0);
+  std::vector<float> grads(static_cast<size_t>(index.float_count), 1.0f);
+  std::vector<float> values(static_cast<size_t>(index.float_count), 42.0f);
+  try {
+    line.push_pull(0, 3, index, grads.data(), values.data());
+    FAIL() << "a push-pull at version 3 of a server at version 0 was accepted";
+  } catch (const IoError& error) {
+    EXPECT_NE(std::string(error.what()).find("INVALID_ARGUMENT"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("version 3"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(values, std::vector<float>(values.size(), 42.0f));
+  EXPECT_EQ(server.version(), 0);
+  EXPECT_EQ(line.push_pull(0, 0, index, grads.data(), values.data()).version, 1);  // the server goes on
+  EXPECT_EQ(values[0], arena.values()[0] - 1.0f);
 }
 
 }  // namespace
