@@ -156,6 +156,8 @@ class ShardUpdater {
   // Under work_mutex_: expires what is due and handles `events`; returns the completions and
   // updates to report, which the caller runs with no lock held.
   void process(std::deque<Event>& events, Completions& completions, std::vector<UpdateTiming>& updates);
+  // process() with `work` (work_mutex_) held, then releases it and reports the round unlocked.
+  void process_then_release(std::deque<Event>& events, std::unique_lock<std::mutex>& work);
   // On a gRPC thread, inside submit(): the queue's events, when no one else is updating.
   void process_inline();
   void finish_round(Completions& completions, std::vector<UpdateTiming>& updates);

@@ -40,6 +40,10 @@ void ShardUpdater::process_inline() {
     }
     events.swap(queue_);
   }
+  process_then_release(events, work);
+}
+
+void ShardUpdater::process_then_release(std::deque<Event>& events, std::unique_lock<std::mutex>& work) {
   Completions completions;
   std::vector<UpdateTiming> updates;
   process(events, completions, updates);
@@ -84,11 +88,7 @@ void ShardUpdater::run() {
       std::lock_guard lock(queue_mutex_);
       events.swap(queue_);
     }
-    Completions completions;
-    std::vector<UpdateTiming> updates;
-    process(events, completions, updates);
-    work.unlock();
-    finish_round(completions, updates);
+    process_then_release(events, work);
   }
   // Stopping: everything still waiting or queued is told why.
   const PushOutcome gone = refused(grpc::StatusCode::UNAVAILABLE,
