@@ -7,12 +7,13 @@
 
 #include "core/kernels/conv_gemm.h"
 #include "core/kernels/group_threads.h"
+#include "core/kernels/target_clones.h"
 #include "core/kernels/vec8.h"
 
 // The per-sample kernels are built twice, for Haswell-class CPUs (AVX2, FMA) and for the baseline,
 // the loader picking one: the project builds without -march=native (the binary may run on other
 // nodes), and these loops are the whole of the work.
-#define DTB_CLONES __attribute__((target_clones("fma", "default")))
+#define DTB_CLONES DTB_TARGET_CLONES("fma", "default")
 
 namespace dtbench {
 

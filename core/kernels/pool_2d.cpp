@@ -2,11 +2,12 @@
 
 #include <algorithm>
 
+#include "core/kernels/target_clones.h"
 #include "core/kernels/vec8.h"
 #include "core/util/blas.h"
 
 // Built for AVX2 + FMA and for the baseline, the loader picking one (as in conv_direct.cpp).
-#define DTB_CLONES __attribute__((target_clones("fma", "default")))
+#define DTB_CLONES DTB_TARGET_CLONES("fma", "default")
 
 namespace dtbench {
 

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/kernels/target_clones.h"
 #include "core/kernels/vec8.h"
 
 // The input and output transforms run 8 tiles at a time in vectors, built for AVX2 and for the
 // baseline, the loader picking one (the project builds without -march=native).
-#define DTB_CLONES __attribute__((target_clones("avx2", "default")))
+#define DTB_CLONES DTB_TARGET_CLONES("avx2", "default")
 
 namespace dtbench::winograd {
 
