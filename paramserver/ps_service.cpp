@@ -36,47 +36,17 @@ bool parse(const grpc::ByteBuffer& buffer, google::protobuf::MessageLite& messag
 // One push: reads the worker's gradient slices into a fresh buffer, checking each, and hands the
 // complete gradient to the updater; the call finishes when the updater has applied it (sync: when
 // every worker's gradient of that version is in) or refused it.
-class PushReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
+class PushReactor final : public GradientReadingReactor<grpc::ServerReadReactor<grpc::ByteBuffer>> {
  public:
   PushReactor(PsService& service, grpc::CallbackServerContext& context, grpc::ByteBuffer* reply)
-      : parts_(service.parts()), reply_(reply), reader_(parts_) {
-    if (grpc::Status status = service.admit(context); !status.ok()) {
-      finish(status);
-      return;
-    }
+      : GradientReadingReactor(service), reply_(reply) {
+    if (!admitted(service, context)) return;
     ++parts_.traffic->push_calls;
     start_read();
   }
 
-  void OnReadDone(bool ok) override {
-    DTB_TSAN_ACQUIRE(this);
-    if (!ok) {
-      submit();
-      return;
-    }
-    if (grpc::Status status = reader_.absorb(message_); !status.ok()) {
-      refuse(status);
-      return;
-    }
-    start_read();
-  }
-
-  void OnDone() override {
-    DTB_TSAN_ACQUIRE(this);
-    delete this;
-  }
-
  private:
-  void start_read() {
-    DTB_TSAN_RELEASE(this);
-    StartRead(&message_);
-  }
-  void finish(const grpc::Status& status) {
-    DTB_TSAN_RELEASE(this);
-    Finish(status);
-  }
-
-  void submit() {
+  void submit() override {
     Gradient gradient;
     if (grpc::Status status = reader_.take(gradient); !status.ok()) return refuse(status);
     parts_.updater->submit(std::move(gradient), [this](const PushOutcome& outcome) {
@@ -90,15 +60,7 @@ class PushReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     });
   }
 
-  void refuse(const grpc::Status& status) {
-    ++parts_.traffic->rejected_calls;
-    finish(status);
-  }
-
-  const ServiceParts& parts_;
   grpc::ByteBuffer* reply_;
-  grpc::ByteBuffer message_;
-  GradientReader reader_;
 };
 
 // One pull: the values of one version (a snapshot shared with the other pulls of that version),

@@ -11,29 +11,13 @@ namespace dtbench {
 
 namespace {
 
-class PushPullReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+class PushPullReactor final
+    : public GradientReadingReactor<grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>> {
  public:
-  PushPullReactor(PsService& service, grpc::CallbackServerContext& context)
-      : parts_(service.parts()), reader_(parts_) {
-    if (grpc::Status status = service.admit(context); !status.ok()) {
-      finish(status);
-      return;
-    }
+  PushPullReactor(PsService& service, grpc::CallbackServerContext& context) : GradientReadingReactor(service) {
+    if (!admitted(service, context)) return;
     ++parts_.traffic->push_calls;
     ++parts_.traffic->pull_calls;
-    start_read();
-  }
-
-  void OnReadDone(bool ok) override {
-    DTB_TSAN_ACQUIRE(this);
-    if (!ok) {
-      submit();
-      return;
-    }
-    if (grpc::Status status = reader_.absorb(message_); !status.ok()) {
-      refuse(status);
-      return;
-    }
     start_read();
   }
 
@@ -46,22 +30,8 @@ class PushPullReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, g
     write_next();
   }
 
-  void OnDone() override {
-    DTB_TSAN_ACQUIRE(this);
-    delete this;
-  }
-
  private:
-  void start_read() {
-    DTB_TSAN_RELEASE(this);
-    StartRead(&message_);
-  }
-  void finish(const grpc::Status& status) {
-    DTB_TSAN_RELEASE(this);
-    Finish(status);
-  }
-
-  void submit() {
+  void submit() override {
     Gradient gradient;
     if (grpc::Status status = reader_.take(gradient); !status.ok()) return refuse(status);
     parts_.updater->submit(std::move(gradient), [this](const PushOutcome& outcome) {
@@ -89,14 +59,6 @@ class PushPullReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, g
     }
   }
 
-  void refuse(const grpc::Status& status) {
-    ++parts_.traffic->rejected_calls;
-    finish(status);
-  }
-
-  const ServiceParts& parts_;
-  GradientReader reader_;
-  grpc::ByteBuffer message_;
   std::shared_ptr<const Snapshot> snapshot_;
   int64_t staleness_ = 0;
   std::optional<FrameWriter> writer_;
