@@ -110,7 +110,7 @@ void require_net_admin(const std::string& what) {
 }
 
 long tbf_burst_bytes(const LinkRate& rate) {
-  return std::max(262144L, static_cast<long>(rate.bits_per_second / 8 * 0.004));
+  return std::max(2 * 65536L, static_cast<long>(rate.bits_per_second / 8 * 0.001));
 }
 
 void build_network(const ClusterRecord& r) {

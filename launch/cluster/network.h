@@ -30,8 +30,11 @@ struct HostStatus {
 };
 std::vector<HostStatus> host_status(const ClusterRecord& record);
 
-// tbf's bucket for `rate`: at least 4 ms of traffic and 256 KiB, since veth hands tbf GSO
-// packets of up to 64 KiB and a bucket smaller than a few of them keeps a link below its rate.
+// tbf's bucket for `rate`: 1 ms of traffic, and at least two of the 64 KiB GSO packets veth hands
+// tbf (a bucket of one keeps a link well below its rate). A real link has no bucket: whatever fits
+// in it after a pause passes at the CPU's speed, so a larger one (it was 4 ms, 500 KB at 1 Gbit)
+// let LeNet-5's 0.25 MB gradient cross a 1 Gbit link in half the link's time. This one costs a
+// long stream about 3 % of the rate (0.92 against 0.95 Gbit/s at 1 Gbit).
 long tbf_burst_bytes(const LinkRate& rate);
 
 }  // namespace dtbench::cluster

@@ -51,9 +51,10 @@ TEST(ClusterNaming, LinkRatesParseToBitsPerSecond) {
   for (const char* bad : {"", "fast", "1gbps", "0gbit", "-1gbit", "1 gbit", "gbit"}) {
     EXPECT_THROW(parse_link_rate(bad), InputError) << bad;
   }
-  // tbf's bucket: 4 ms of traffic, at least 256 KiB.
-  EXPECT_EQ(tbf_burst_bytes(parse_link_rate("1gbit")), 500000);
-  EXPECT_EQ(tbf_burst_bytes(parse_link_rate("10mbit")), 262144);
+  // tbf's bucket: 1 ms of traffic, at least two 64 KiB packets.
+  EXPECT_EQ(tbf_burst_bytes(parse_link_rate("10gbit")), 1250000);
+  EXPECT_EQ(tbf_burst_bytes(parse_link_rate("1gbit")), 131072);
+  EXPECT_EQ(tbf_burst_bytes(parse_link_rate("10mbit")), 131072);
 }
 
 TEST(CommandRunner, CollectsOutputAndExitCodeWithoutAShell) {
