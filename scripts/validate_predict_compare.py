@@ -83,6 +83,15 @@ def main() -> int:
         worst = max(group, key=lambda r: abs(r["error"]))
         print(f"  {name:<9} n={len(group):<3} median {100 * statistics.median(abs(r['error']) for r in group):5.1f}%  "
               f"worst {100 * abs(worst['error']):5.1f}% ({worst['model']}, {worst['hosts']} hosts, {worst['link']})")
+    print("\nmedian / worst absolute error per transport and model")
+    models = sorted({r["model"] for r in rows})
+    print(f"  {'':<9} " + " ".join(f"{m:>15}" for m in models + ["all"]))
+    for name, group in groups.items():
+        cells = []
+        for m in models + ["all"]:
+            errors = [abs(r["error"]) for r in group if m == "all" or r["model"] == m]
+            cells.append(f"{100 * statistics.median(errors):5.1f}% /{100 * max(errors):5.1f}%" if errors else "-")
+        print(f"  {name:<9} " + " ".join(f"{c:>15}" for c in cells))
     with open(args.out / "validation.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         writer.writeheader()
