@@ -20,6 +20,8 @@ class ShardThreads {
   ShardThreads(const ShardThreads&) = delete;
   ShardThreads& operator=(const ShardThreads&) = delete;
 
+  // How many calls each run() makes (fn(0) .. fn(size() - 1)).
+  int size() const { return static_cast<int>(shards_); }
 
   template <typename Fn>
   auto run(Fn fn) -> std::vector<decltype(fn(0))> {

@@ -28,7 +28,8 @@ struct UpdateStats {
   int64_t workers_dropped = 0;     // sync with drop_missing_workers: workers left out
   TimeStat queueing;               // a decoded push waiting for the update thread
   TimeStat aggregation;            // sync: summing and averaging the workers' gradients; async: scaling
-  TimeStat apply;                  // the optimizer step
+                                   // (the update pass's share spent on it: update_pass.h)
+  TimeStat apply;                  // the optimizer step and the checks (the rest of the pass)
   TimeStat straggler_wait;         // sync: first to last worker's arrival at a step
   TimeStat held;                   // async with max_staleness: a push held back for the slow workers
   std::map<int64_t, int64_t> staleness_counts;  // async: staleness -> gradients

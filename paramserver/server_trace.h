@@ -6,7 +6,8 @@
 //   gather     sync only: from the first worker's gradient for the version until aggregation
 //              starts — the wait for the other workers, then the update thread's queue
 //   aggregate  summing and averaging the gradients (async: scaling the one)
-//   apply      the optimizer step
+//   apply      the optimizer step and the checks
+// (one pass interleaves the last two block by block, update_pass.h: each is drawn as its share)
 // Written on the update thread after the update's pushes are answered, so the workers never wait
 // for it; a fixed number of updates keeps the file small however long the server runs.
 #include <chrono>

@@ -26,9 +26,11 @@ ShardUpdater::ShardUpdater(ShardState initial, const OptimizerConfig& optimizer,
   if (!(options_.timeout_seconds > 0)) fail_input("the parameter server's timeout must be > 0 s");
   if (options_.max_staleness < 0) fail_input("max_staleness must be >= 0 (0: unbounded)");
   optimizer_ = restore_optimizer(optimizer, initial);
-  values_ = std::move(initial.values);
   version_ = initial.version;
-  publish_snapshot();
+  snapshot_ = std::make_shared<Snapshot>(Snapshot{version_, std::move(initial.values)});
+  if (const int threads = update_thread_count(float_count_); threads > 1) {
+    update_threads_ = std::make_unique<ShardThreads>(static_cast<size_t>(threads));
+  }
   const auto workers = static_cast<size_t>(options_.worker_count);
   arrived_.resize(workers);
   waiting_.resize(workers);
@@ -53,7 +55,7 @@ std::shared_ptr<const Snapshot> ShardUpdater::snapshot() {
   return snapshot_;
 }
 
-void ShardUpdater::publish_snapshot() {
+std::shared_ptr<Snapshot> ShardUpdater::next_snapshot() {
   std::shared_ptr<Snapshot> next;
   {
     std::lock_guard lock(state_mutex_);
@@ -63,24 +65,21 @@ void ShardUpdater::publish_snapshot() {
     // it a retired snapshot is never reused rather than reported as a race it cannot see ordered.
     if (retired_ != nullptr && retired_.use_count() == 1 && !kThreadSanitizer) {
       // The last other holder let go with a release; this acquire orders its reads before the
-      // writes below.
+      // writes the update makes into it.
       std::atomic_thread_fence(std::memory_order_acquire);
       next = std::move(retired_);
     }
     retired_.reset();
   }
   if (next == nullptr) next = std::make_shared<Snapshot>();
-  // Only the holder of work_mutex_ writes values_, so it is read outside the lock.
-  next->version = version_;
-  next->values.assign(values_.begin(), values_.end());
-  std::lock_guard lock(state_mutex_);
-  retired_ = std::exchange(snapshot_, std::move(next));
+  next->values.resize(static_cast<size_t>(float_count_));
+  return next;
 }
 
 ShardState ShardUpdater::state() const {
   std::lock_guard lock(state_mutex_);
   const auto own = optimizer_->state();
-  return {version_, values_, optimizer_->name(), optimizer_->steps_taken(), {own.begin(), own.end()}};
+  return {version_, snapshot_->values, optimizer_->name(), optimizer_->steps_taken(), {own.begin(), own.end()}};
 }
 
 int64_t ShardUpdater::version() const {
@@ -224,32 +223,19 @@ void ShardUpdater::handle_sync(Gradient& gradient, PushDone done, Completions& c
 
 void ShardUpdater::apply_sync_step(Completions& completions) {
   const auto last_arrival = SteadyClock::now();
-  const auto start = SteadyClock::now();
-  UpdateTiming timing{.gather_start = step_started_, .aggregate_start = start};
-  // Sum in worker order, so the result does not depend on who arrived first; from 0.0f and scaled
-  // after, element by element, in one pass.
+  UpdateTiming timing{.gather_start = step_started_};
+  // Summed in worker order, so the result does not depend on who arrived first; from 0.0f and
+  // scaled after, element by element (update_pass.h).
   const int contributors = arrived_count_;
-  const float scale = contributors > 1 ? 1.0f / static_cast<float>(contributors) : 1.0f;
-  std::vector<const float*> gradients;
+  GradientAverage average{.gradients = {},
+                          .sum_from_zero = true,
+                          .scaled = contributors > 1,
+                          .scale = contributors > 1 ? 1.0f / static_cast<float>(contributors) : 1.0f};
   for (const auto& gradient : arrived_) {
-    if (gradient != nullptr) gradients.push_back(gradient.get());  // null: dropped
+    if (gradient != nullptr) average.gradients.push_back(gradient.get());  // null: dropped
   }
-  sum_.resize(static_cast<size_t>(float_count_));
-  constexpr int64_t kBlock = 4096;  // floats summed per pass over the workers: stays in L1
-  for (int64_t begin = 0; begin < float_count_; begin += kBlock) {
-    const int64_t end = std::min(begin + kBlock, float_count_);
-    float* sum = sum_.data();
-    for (int64_t i = begin; i < end; ++i) sum[i] = 0.0f;
-    for (const float* gradient : gradients) {
-      for (int64_t i = begin; i < end; ++i) sum[i] += gradient[i];
-    }
-    if (contributors > 1) {
-      for (int64_t i = begin; i < end; ++i) sum[i] *= scale;
-    }
-  }
-  timing.aggregate_end = SteadyClock::now();
   timing.gradients = contributors;
-  if (std::string problem = apply(sum_, timing); !problem.empty()) return refuse_sync_step(problem, completions);
+  if (std::string problem = apply(average, timing); !problem.empty()) return refuse_sync_step(problem, completions);
   {
     std::lock_guard lock(state_mutex_);
     stats_.aggregation.add(seconds_between(timing.aggregate_start, timing.aggregate_end));
@@ -295,16 +281,13 @@ void ShardUpdater::handle_async(Gradient& gradient, PushDone done, Completions& 
                           gradient.worker, gradient.version, options_.shard, version_, version_);
   }
   const int64_t staleness = problem.empty() ? version_ - gradient.version : 0;
-  const auto start = SteadyClock::now();
-  UpdateTiming timing{.gradients = 1, .gather_start = start, .aggregate_start = start};
-  std::span<float> values(gradient.values.get(), static_cast<size_t>(float_count_));
-  if (options_.worker_count > 1) {
-    const float scale = 1.0f / static_cast<float>(options_.worker_count);
-    for (float& value : values) value *= scale;
-  }
-  timing.aggregate_end = SteadyClock::now();
+  UpdateTiming timing{.gradients = 1};
+  const GradientAverage average{.gradients = {gradient.values.get()},
+                                .sum_from_zero = false,
+                                .scaled = options_.worker_count > 1,
+                                .scale = 1.0f / static_cast<float>(options_.worker_count)};
   if (problem.empty()) {
-    if (std::string unfit = apply(values, timing); !unfit.empty()) {
+    if (std::string unfit = apply(average, timing); !unfit.empty()) {
       problem = fmt::format("shard {}: the gradient of worker {} for version {} was refused: it {}; the values stay "
                             "at version {}",
                             options_.shard, gradient.worker, gradient.version, unfit, version_);
@@ -334,35 +317,33 @@ void ShardUpdater::handle_async(Gradient& gradient, PushDone done, Completions& 
   maybe_checkpoint();
 }
 
-std::string ShardUpdater::apply(std::span<const float> gradient, UpdateTiming& timing) {
-  if (const int64_t at = first_non_finite(gradient); at >= 0) {
-    return fmt::format("is not finite (float {} of the shard: {})", at, gradient[static_cast<size_t>(at)]);
-  }
-  timing.apply_start = SteadyClock::now();
-  // The update can still overflow (a finite gradient times the learning rate, momentum): the
-  // state before it is kept to put back — the values are in snapshot_ already, the optimizer's
-  // state is copied outside the lock (only the holder of work_mutex_ writes it).
+std::string ShardUpdater::apply(const GradientAverage& average, UpdateTiming& timing) {
+  const auto start = SteadyClock::now();
+  // A refused update puts the optimizer's state back from this copy (only the holder of
+  // work_mutex_ writes it, so it is read outside the lock); the values it leaves untouched.
   const std::span<const float> state = optimizer_->state();
   backup_state_.assign(state.begin(), state.end());
   const int64_t steps = optimizer_->steps_taken();
+  std::shared_ptr<Snapshot> next = next_snapshot();
   {
     std::lock_guard lock(state_mutex_);
-    optimizer_->step(values_, gradient);
-    const int64_t bad_value = first_non_finite(values_), bad_state = first_non_finite(optimizer_->state());
-    if (bad_value >= 0 || bad_state >= 0) {
-      const std::string where = bad_value >= 0 ? fmt::format("value {} of the shard", bad_value)
-                                               : fmt::format("optimizer state {} of the shard", bad_state);
-      values_.assign(snapshot_->values.begin(), snapshot_->values.end());
+    optimizer_->begin_step();
+    const UpdatePassResult pass =
+        run_update_pass(*optimizer_, average, snapshot_->values, next->values, update_threads_.get());
+    if (!pass.problem.empty()) {
       optimizer_->restore(backup_state_, steps);
-      return fmt::format("would make {} not finite", where);
+      retired_ = std::move(next);  // no one else holds it: reused by the next update
+      return pass.problem;
     }
-    ++version_;
+    next->version = ++version_;
     ++stats_.updates_applied;
-  }
-  publish_snapshot();
-  {
-    std::lock_guard lock(state_mutex_);
+    retired_ = std::exchange(snapshot_, std::move(next));
+    // The pass interleaves averaging and stepping; the timeline shows each one's share of it.
+    timing.aggregate_start = start;
+    timing.aggregate_end = start + to_duration(pass.averaging_seconds);
+    timing.apply_start = timing.aggregate_end;
     timing.apply_end = SteadyClock::now();
+    if (options_.mode == PsMode::Async) timing.gather_start = start;  // nothing is gathered
     stats_.apply.add(seconds_between(timing.apply_start, timing.apply_end));
   }
   timing.version = version_;  // only the holder of work_mutex_ writes it

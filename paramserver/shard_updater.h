@@ -39,8 +39,10 @@
 #include <grpcpp/support/status.h>
 
 #include "core/optim/optimizer.h"
+#include "paramserver/for_each_shard.h"
 #include "paramserver/ps_mode.h"
 #include "paramserver/server_stats.h"
+#include "paramserver/update_pass.h"
 
 namespace dtbench {
 
@@ -167,18 +169,19 @@ class ShardUpdater {
   void handle_sync(Gradient& gradient, PushDone done, Completions& completions);
   void handle_async(Gradient& gradient, PushDone done, Completions& completions);
   void apply_sync_step(Completions& completions);
-  // Optimizer step + version, under state_mutex_; notes the times in `timing` and queues it for
-  // on_update. Unless the gradient, or the values or optimizer state the step makes, are not
+  // The update (update_pass.h: average, optimizer step, checks in one pass, written into the next
+  // snapshot) and the version, under state_mutex_; notes the times in `timing` and queues it for
+  // on_update. Unless the average, or the values or optimizer state the step makes, are not
   // finite: then values, optimizer and version stay bit for bit as they were, and the text returned
   // says what was not finite ("" when applied).
-  std::string apply(std::span<const float> gradient, UpdateTiming& timing);
+  std::string apply(const GradientAverage& average, UpdateTiming& timing);
   void refuse_sync_step(const std::string& problem, Completions& completions);
   int64_t pushes_ahead(int worker) const;
   void release_held(Completions& completions);
   void maybe_checkpoint();
-  // snapshot_ := the values of version_, in retired_'s memory when no pull holds it any more (a
-  // large shard's snapshot would otherwise be mapped afresh, page fault by page fault, each step).
-  void publish_snapshot();
+  // Memory for the next version's values: retired_'s when no pull holds it any more (a large
+  // shard's snapshot would otherwise be mapped afresh, page fault by page fault, each step).
+  std::shared_ptr<Snapshot> next_snapshot();
 
   const ShardUpdaterOptions options_;
   const int64_t float_count_;
@@ -188,11 +191,10 @@ class ShardUpdater {
 
   // Written by the holder of work_mutex_ under state_mutex_; read by anyone under it.
   mutable std::mutex state_mutex_;
-  std::vector<float> values_;
   std::unique_ptr<Optimizer> optimizer_;
   int64_t version_ = 0;
-  // Always the values of version_: made by the updating thread after every update, so pulls only
-  // take a reference, and a refused update puts the values back from it.
+  // The values of version_, never written once published: each update writes the next version
+  // into another snapshot, so pulls only take a reference, and a refused update leaves them be.
   std::shared_ptr<Snapshot> snapshot_;
   UpdateStats stats_;
 
@@ -213,7 +215,6 @@ class ShardUpdater {
   std::vector<bool> dropped_;       // sync: workers left out after missing a step
   int participants_ = 0;            // sync: workers a step waits for
   SteadyClock::time_point step_started_;
-  std::vector<float> sum_;
   std::vector<float> backup_state_;  // apply: the optimizer state a refused update puts back
   std::shared_ptr<Snapshot> retired_;  // the snapshot before snapshot_: reused once no pull holds it
   std::vector<int64_t> pushes_of_;  // async: per worker
@@ -221,6 +222,7 @@ class ShardUpdater {
   std::vector<std::optional<Held>> held_;  // async: per worker
   std::vector<UpdateTiming> updates_done_;   // this round's updates, for on_update after the completions
 
+  std::unique_ptr<ShardThreads> update_threads_;  // a large shard's update, range by range; null: small
   std::thread thread_;
 };
 

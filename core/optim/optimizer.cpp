@@ -20,6 +20,11 @@ class Sgd : public Optimizer {
   std::span<const float> state() const override { return velocity_; }
 
   void step(std::span<float> params, std::span<const float> grads) override {
+    begin_step();
+    step_part(0, params, grads);
+  }
+  void begin_step() override { ++steps_; }
+  void step_part(int64_t offset, std::span<float> params, std::span<const float> grads) override {
     const float lr = config_.learning_rate, mu = config_.momentum, wd = config_.weight_decay;
     const size_t count = params.size();
     float* p = params.data();
@@ -27,7 +32,7 @@ class Sgd : public Optimizer {
     if (mu == 0.0f) {
       for (size_t i = 0; i < count; ++i) p[i] -= lr * (g[i] + wd * p[i]);
     } else {
-      float* v = velocity_.data();
+      float* v = velocity_.data() + offset;
       // PyTorch starts the velocity at the first gradient, not at μ·0 + g; same thing here.
       for (size_t i = 0; i < count; ++i) {
         const float gi = g[i] + wd * p[i];
@@ -35,7 +40,6 @@ class Sgd : public Optimizer {
         p[i] -= lr * (config_.nesterov ? gi + mu * v[i] : v[i]);
       }
     }
-    ++steps_;
   }
 
  private:
@@ -52,18 +56,25 @@ class Adam : public Optimizer {
   std::span<const float> state() const override { return moments_; }
 
   void step(std::span<float> params, std::span<const float> grads) override {
+    begin_step();
+    step_part(0, params, grads);
+  }
+  void begin_step() override {
     ++steps_;
+    const float correction1 = 1.0f - static_cast<float>(std::pow(config_.beta1, steps_));
+    const float correction2 = 1.0f - static_cast<float>(std::pow(config_.beta2, steps_));
+    step_size_ = config_.learning_rate / correction1;
+    inv_sqrt_correction2_ = 1.0f / std::sqrt(correction2);
+  }
+  void step_part(int64_t offset, std::span<float> params, std::span<const float> grads) override {
     const size_t count = params.size();
     const float b1 = config_.beta1, b2 = config_.beta2, wd = config_.weight_decay;
-    const float correction1 = 1.0f - static_cast<float>(std::pow(b1, steps_));
-    const float correction2 = 1.0f - static_cast<float>(std::pow(b2, steps_));
-    const float step_size = config_.learning_rate / correction1;
-    const float inv_sqrt_correction2 = 1.0f / std::sqrt(correction2);
-    const float epsilon = config_.epsilon;  // a local: stores through p, m, v cannot change it
+    // Locals: stores through p, m, v cannot change them.
+    const float step_size = step_size_, inv_sqrt_correction2 = inv_sqrt_correction2_, epsilon = config_.epsilon;
     float* __restrict p = params.data();
     const float* __restrict g = grads.data();
-    float* __restrict m = moments_.data();
-    float* __restrict v = moments_.data() + count;
+    float* __restrict m = moments_.data() + offset;
+    float* __restrict v = moments_.data() + moments_.size() / 2 + offset;
     for (size_t i = 0; i < count; ++i) {
       const float gi = g[i] + wd * p[i];
       m[i] = b1 * m[i] + (1.0f - b1) * gi;
@@ -75,9 +86,17 @@ class Adam : public Optimizer {
  private:
   OptimizerConfig config_;
   std::vector<float> moments_;  // first moments, then second moments
+  float step_size_ = 0.0f;      // this step's, set by begin_step()
+  float inv_sqrt_correction2_ = 0.0f;
 };
 
 }  // namespace
+
+void Optimizer::begin_step() { throw LogicError(fmt::format("optimizer {} cannot step in parts", name())); }
+
+void Optimizer::step_part(int64_t, std::span<float>, std::span<const float>) {
+  throw LogicError(fmt::format("optimizer {} cannot step in parts", name()));
+}
 
 void Optimizer::restore(std::span<const float> state, int64_t steps) {
   const std::span<const float> own = this->state();

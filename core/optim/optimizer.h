@@ -24,6 +24,13 @@ class Optimizer {
   virtual ~Optimizer() = default;
   // params -= f(grads); both spans have the size given at construction.
   virtual void step(std::span<float> params, std::span<const float> grads) = 0;
+  // The same step taken in parts, for a parameter server that updates a large shard a block at a
+  // time, into another buffer, on several threads: begin_step() once, then step_part() over
+  // disjoint parts that together cover every float once (any order, any thread; `offset` is the
+  // part's first float). Element for element what step() computes. The host optimizers have it;
+  // the others throw LogicError.
+  virtual void begin_step();
+  virtual void step_part(int64_t offset, std::span<float> params, std::span<const float> grads);
   virtual std::string name() const = 0;
   // The per-element state (for checkpoints and tests), concatenated.
   virtual std::span<const float> state() const = 0;

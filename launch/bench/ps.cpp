@@ -68,10 +68,15 @@ struct SizeResult {
   double gbps = 0;          // 2 · bytes / mean_seconds / 1e9
   int64_t wrong_count = 0;  // over every worker's pulled values in the check round
   TcpRoundResult tcp;       // the same payload echoed over one plain TCP loopback connection
+  TcpRoundResult tcp_workers;  // ... over one connection per worker at once
 };
 
 SizeResult summarise(const std::vector<std::vector<RoundTimes>>& timed, int64_t bytes, int64_t wrong) {
-  SizeResult r{.bytes = bytes, .iterations = static_cast<int>(timed[0].size()), .wrong_count = wrong, .tcp = {}};
+  SizeResult r{.bytes = bytes,
+               .iterations = static_cast<int>(timed[0].size()),
+               .wrong_count = wrong,
+               .tcp = {},
+               .tcp_workers = {}};
   std::vector<double> slowest(timed[0].size(), 0.0);
   double count = 0;
   for (const auto& rounds : timed) {
@@ -161,18 +166,23 @@ void print_header(const PsBenchOptions& o) {
   fmt::print("# tcp: the same size sent to an echo thread and back over one plain TCP loopback connection in this "
              "process, measured right after the row (no gRPC, no update): tcp us per round, tcp GB/s as above; "
              "%tcp = GB/s / tcp GB/s; x tcp = time / tcp us (for small sizes: rounds per TCP round trip)\n");
-  fmt::print("{:>10}  {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5} {:>9} {:>7} {:>5} {:>6}\n", "size",
-             "iters", "time us", "p50 us", "p99 us", "push us", "wait us", "pull us", "GB/s", "check", "tcp us",
-             "tcp GB/s", "%tcp", "x tcp");
+  fmt::print("# tcpN: the same size echoed over N = {} such connections at once, one per worker, each round begun on "
+             "all together (the bytes the server moves for the workers, moved by plain TCP on the same cores): tcpN "
+             "GB/s per connection; %tcpN = GB/s / tcpN GB/s\n",
+             o.workers);
+  fmt::print("{:>10}  {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5} {:>9} {:>7} {:>5} {:>6} {:>9} {:>6}\n",
+             "size", "iters", "time us", "p50 us", "p99 us", "push us", "wait us", "pull us", "GB/s", "check", "tcp us",
+             "tcp GB/s", "%tcp", "x tcp", "tcpN GB/s", "%tcpN");
 }
 
 void print_row(const SizeResult& r) {
   fmt::print("{:>10}  {:>6} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>7.3f} {:>5} {:>9.1f} {:>7.3f} "
-             "{:>4.0f}% {:>6.2f}\n",
+             "{:>4.0f}% {:>6.2f} {:>9.3f} {:>5.0f}%\n",
              size_text(r.bytes), r.iterations, 1e6 * r.mean_seconds, 1e6 * r.p50_seconds, 1e6 * r.p99_seconds,
              1e6 * r.push_seconds, 1e6 * r.wait_seconds, 1e6 * r.pull_seconds, r.gbps,
              r.wrong_count == 0 ? std::string("ok") : fmt::format("{}", r.wrong_count), 1e6 * r.tcp.mean_seconds,
-             r.tcp.gbps, 100.0 * r.gbps / r.tcp.gbps, r.mean_seconds / r.tcp.mean_seconds);
+             r.tcp.gbps, 100.0 * r.gbps / r.tcp.gbps, r.mean_seconds / r.tcp.mean_seconds, r.tcp_workers.gbps,
+             100.0 * r.gbps / r.tcp_workers.gbps);
   std::fflush(stdout);  // rows as they complete
 }
 
@@ -193,7 +203,12 @@ nlohmann::json row_json(const SizeResult& r) {
           {"tcp_us", 1e6 * r.tcp.mean_seconds},
           {"tcp_gbps", r.tcp.gbps},
           {"gbps_over_tcp", r.gbps / r.tcp.gbps},
-          {"time_over_tcp", r.mean_seconds / r.tcp.mean_seconds}};
+          {"time_over_tcp", r.mean_seconds / r.tcp.mean_seconds},
+          {"tcp_connections", r.tcp_workers.connections},
+          {"tcp_connections_iterations", r.tcp_workers.iterations},
+          {"tcp_connections_us", 1e6 * r.tcp_workers.mean_seconds},
+          {"tcp_connections_gbps", r.tcp_workers.gbps},
+          {"gbps_over_tcp_connections", r.gbps / r.tcp_workers.gbps}};
 }
 
 void write_json(const PsBenchOptions& o, const nlohmann::json& rows) {
@@ -212,6 +227,8 @@ void write_json(const PsBenchOptions& o, const nlohmann::json& rows) {
       {"time", "slowest worker's mean round (push + wait + pull)"},
       {"gbps", "2 * bytes / time: pushed plus pulled per worker"},
       {"tcp", "the same bytes to an echo thread and back over one plain TCP loopback connection, same run"},
+      {"tcp_connections", "the same bytes over one such connection per worker at once, each round begun together; "
+                          "GB/s per connection"},
       {"rows", rows}};
   std::ofstream file(o.json);
   file << report.dump(2) << "\n";
@@ -251,7 +268,11 @@ void run_ps_bench(PsBenchOptions o, bool sizes_given, bool shards_given) {
     } else {
       result = bench_size(o, o.servers, [] {});
     }
-    if (result.bytes > 0) result.tcp = measure_tcp_rounds(result.bytes, o.target_ms, o.warmup);
+    if (result.bytes > 0) {
+      result.tcp = measure_tcp_rounds(result.bytes, o.target_ms, o.warmup);
+      result.tcp_workers =
+          o.workers > 1 ? measure_tcp_rounds(result.bytes, o.target_ms, o.warmup, o.workers) : result.tcp;
+    }
     print_row(result);
     rows.push_back(row_json(result));
     wrong += result.wrong_count;

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <span>
 #include <vector>
 
 #include "core/optim/optimizer.h"
@@ -66,6 +68,37 @@ TEST(Adam, MatchesReferenceWithBiasCorrection) {
   }
   for (size_t i = 0; i < params.size(); ++i) EXPECT_NEAR(params[i], expected[i], 1e-5) << i;
   EXPECT_EQ(adam->steps_taken(), 6);
+}
+
+// A parameter server steps a large shard in parts, out of order and on several threads: every
+// float must come out as the whole step makes it, bit for bit, step after step (state carried).
+TEST(Optimizer, StepInPartsIsTheWholeStepBitForBit) {
+  const std::vector<OptimizerConfig> configs = {
+      {.name = "sgd", .learning_rate = 0.1f},
+      {.name = "sgd", .learning_rate = 0.1f, .momentum = 0.9f, .weight_decay = 0.01f, .nesterov = true},
+      {.name = "adam", .learning_rate = 0.01f, .weight_decay = 0.001f}};
+  const size_t count = 1031;  // parts of odd lengths, not multiples of any vector width
+  const std::vector<std::pair<size_t, size_t>> parts = {{600, 1031}, {0, 17}, {17, 600}};
+  for (const OptimizerConfig& config : configs) {
+    auto whole = make_optimizer(config, static_cast<int64_t>(count));
+    auto parted = make_optimizer(config, static_cast<int64_t>(count));
+    std::vector<float> whole_params = random_vector(count, 3), parted_params = whole_params;
+    for (int step = 0; step < 4; ++step) {
+      const std::vector<float> grads = random_vector(count, 300 + step);
+      whole->step(whole_params, grads);
+      parted->begin_step();
+      for (const auto& [begin, end] : parts) {
+        parted->step_part(static_cast<int64_t>(begin), std::span(parted_params).subspan(begin, end - begin),
+                          std::span(grads).subspan(begin, end - begin));
+      }
+    }
+    EXPECT_EQ(std::memcmp(whole_params.data(), parted_params.data(), count * sizeof(float)), 0) << config.name;
+    const auto whole_state = whole->state(), parted_state = parted->state();
+    ASSERT_EQ(whole_state.size(), parted_state.size());
+    EXPECT_EQ(std::memcmp(whole_state.data(), parted_state.data(), whole_state.size() * sizeof(float)), 0);
+    EXPECT_EQ(parted->steps_taken(), 4);
+    EXPECT_NE(whole_params, random_vector(count, 3)) << "the steps moved nothing";
+  }
 }
 
 TEST(MakeOptimizer, RejectsUnknownNamesAndBadHyperParameters) {

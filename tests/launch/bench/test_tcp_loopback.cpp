@@ -1,5 +1,6 @@
 // The TCP loopback probe bench ps holds its rounds against: a round moves exactly the bytes asked
-// for both ways (an odd size included), and the rate it reports is the one its times imply.
+// for both ways (an odd size included) on one connection or several at once, and the rate it
+// reports is the one its times imply.
 #include <gtest/gtest.h>
 
 #include "core/util/error.h"
@@ -27,7 +28,20 @@ TEST(TcpLoopback, ALargeRoundCompletes) {
   EXPECT_GT(r.gbps, 0);
 }
 
+TEST(TcpLoopback, SeveralConnectionsEchoTheirRoundsAtOnce) {
+  // Larger than the socket buffers, so a connection whose echo thread did not answer would hang.
+  const int64_t bytes = (int64_t{3} << 20) + 7;
+  const TcpRoundResult r = measure_tcp_rounds(bytes, /*target_ms=*/1, /*warmup=*/1, /*connections=*/3);
+  EXPECT_EQ(r.bytes, bytes);
+  EXPECT_EQ(r.connections, 3);
+  EXPECT_EQ(r.iterations, 3);
+  EXPECT_LE(r.min_seconds, r.mean_seconds);
+  EXPECT_NEAR(r.gbps, 2.0 * bytes / r.mean_seconds / 1e9, 1e-9 * r.gbps);
+}
+
 TEST(TcpLoopback, RefusesAnEmptyRound) { EXPECT_THROW(measure_tcp_rounds(0, 10, 1), InputError); }
+
+TEST(TcpLoopback, RefusesNoConnections) { EXPECT_THROW(measure_tcp_rounds(1024, 10, 1, 0), InputError); }
 
 }  // namespace
 }  // namespace dtbench
