@@ -110,6 +110,20 @@ bool fits_in_one_message(const KeyIndex& index, int64_t max_message_bytes) {
   return index.float_count <= std::max<int64_t>(max_message_bytes / static_cast<int64_t>(sizeof(float)), 1);
 }
 
+// A push of one message (fits_in_one_message), its floats copied into a slice of its own. gRPC
+// lets go of a unary call's request only when it frees the call, which it may do later on another
+// thread (under load: milliseconds later), while the caller may change the gradient as soon as the
+// call returns; the copy (at most max_message_bytes) costs less than waiting for that.
+grpc::ByteBuffer one_message_copy(const KeyIndex& index, const float* grads, int64_t max_message_bytes, int worker,
+                                  int64_t version) {
+  FrameWriter frames(index, grads, max_message_bytes, /*pin=*/nullptr);  // read right here, never after
+  int64_t payload_bytes = 0;
+  const grpc::ByteBuffer pieces = frames.next(kPushChunk, {{1, worker}, {2, version}}, &payload_bytes);
+  grpc::Slice whole;
+  if (!pieces.DumpToSingleSlice(&whole).ok()) throw IoError("could not copy a push into one message");
+  return {&whole, 1};
+}
+
 // A PushPullOne's answer, one PushPullChunk holding every value, read into `values`: "" or what
 // is wrong with it.
 std::string read_answer(const grpc::ByteBuffer& answer, const KeyIndex& index, float* values, PushPullResult& result) {
@@ -306,24 +320,16 @@ PushPullResult PsConnection::push_pull_one(int worker, int64_t version, const Ke
   call(fmt::format("push-pull of worker {} at version {}", worker, version), options_.push_timeout_seconds, false,
        [&](grpc::ClientContext& context) {
          const auto start = Clock::now();
-         const auto released = std::make_shared<std::promise<void>>();
-         std::future<void> all_released = released->get_future();
+         const grpc::ByteBuffer request = one_message_copy(index, grads, options_.max_message_bytes, worker, version);
+         result.bytes_sent = static_cast<int64_t>(request.Length());
+         // One batch (headers, message, end of stream, then the answer and status), on this
+         // thread, which polls for its own answer.
          grpc::ByteBuffer answer;
-         grpc::Status status;
-         {
-           FrameWriter frames(index, grads, options_.max_message_bytes, release_signal(released));
-           int64_t payload_bytes = 0;
-           const grpc::ByteBuffer request = frames.next(kPushChunk, {{1, worker}, {2, version}}, &payload_bytes);
-           result.bytes_sent = static_cast<int64_t>(request.Length());
-           // One batch (headers, message, end of stream, then the answer and status), on this
-           // thread, which polls for its own answer.
-           status = grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-               channel_.get(), *push_pull_one_method_, &context, request, &answer);
-         }  // the frame writer's and the request's holds on the gradient go with them
+         const grpc::Status status = grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+             channel_.get(), *push_pull_one_method_, &context, request, &answer);
          result.answered_seconds = seconds_since(start);
          if (status.ok()) problem = read_answer(answer, index, values, result);
          result.seconds = seconds_since(start);
-         wait_for_release(all_released);
          return problem.empty() ? status : grpc::Status::OK;
        });
   if (!problem.empty()) {
