@@ -71,8 +71,8 @@ class PsConnection {
   // The values of `index`'s keys, written into `base` (the arena's values).
   PullResult pull(int worker, const KeyIndex& index, float* base);
   // push then pull in one call: the gradient read from `grads`, the values of the version it made
-  // written into `values` (both laid out as `index` says). A push that fits in one message goes as
-  // the unary PushPullOne, a larger one as the stream PushPull.
+  // written into `values` (both laid out as `index` says). A push of one message of at most 64 KiB
+  // goes as the unary PushPullOne, a larger one as the stream PushPull.
   PushPullResult push_pull(int worker, int64_t version, const KeyIndex& index, const float* grads, float* values);
   ps::StatsReply stats();
   // One Stats call within `seconds`, no retry, never cancelled by a stop: whether the server
@@ -90,7 +90,7 @@ class PsConnection {
   void call(const std::string& what, double timeout_seconds, bool patient, Attempt&& attempt);
 
   void wait_for_release(std::future<void>& released) const;
-  // push_pull of a push that fits in one message, as the unary PushPullOne.
+  // push_pull of a small push of one message, as the unary PushPullOne.
   PushPullResult push_pull_one(int worker, int64_t version, const KeyIndex& index, const float* grads,
                                float* values);
 
