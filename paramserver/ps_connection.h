@@ -43,8 +43,8 @@ struct PushResult {
 struct PushPullResult {
   int64_t version = 0;  // of the values received: the server's version once it applied the gradient
   int64_t staleness = 0;
-  // From the start of the call until every slice was sent; 0 for a push of one message, made as
-  // one unary call (PushPullOne) whose write is not timed apart from the answer.
+  // From the start of the call until every slice was sent; 0 for a small push of one message,
+  // made as one unary call (PushPullOne) whose write is not timed apart from the answer.
   double written_seconds = 0.0;
   double answered_seconds = 0.0;  // ... until the first message of the values arrived
   double seconds = 0.0;           // ... until the last
