@@ -43,7 +43,9 @@ struct PushResult {
 struct PushPullResult {
   int64_t version = 0;  // of the values received: the server's version once it applied the gradient
   int64_t staleness = 0;
-  double written_seconds = 0.0;   // from the start of the call until every slice was sent
+  // From the start of the call until every slice was sent; 0 for a small push of one message,
+  // made as one unary call (PushPullOne) whose write is not timed apart from the answer.
+  double written_seconds = 0.0;
   double answered_seconds = 0.0;  // ... until the first message of the values arrived
   double seconds = 0.0;           // ... until the last
   int64_t bytes_sent = 0;         // message bytes
@@ -68,8 +70,9 @@ class PsConnection {
   PushResult push(int worker, int64_t version, const KeyIndex& index, const float* base);
   // The values of `index`'s keys, written into `base` (the arena's values).
   PullResult pull(int worker, const KeyIndex& index, float* base);
-  // push then pull in one call (PushPull): the gradient read from `grads`, the values of the
-  // version it made written into `values` (both laid out as `index` says).
+  // push then pull in one call: the gradient read from `grads`, the values of the version it made
+  // written into `values` (both laid out as `index` says). A push of one message of at most 64 KiB
+  // goes as the unary PushPullOne, a larger one as the stream PushPull.
   PushPullResult push_pull(int worker, int64_t version, const KeyIndex& index, const float* grads, float* values);
   ps::StatsReply stats();
   // One Stats call within `seconds`, no retry, never cancelled by a stop: whether the server
@@ -87,6 +90,9 @@ class PsConnection {
   void call(const std::string& what, double timeout_seconds, bool patient, Attempt&& attempt);
 
   void wait_for_release(std::future<void>& released) const;
+  // push_pull of a small push of one message, as the unary PushPullOne.
+  PushPullResult push_pull_one(int worker, int64_t version, const KeyIndex& index, const float* grads,
+                               float* values);
 
   ConnectionOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
@@ -95,6 +101,7 @@ class PsConnection {
   std::unique_ptr<grpc::internal::RpcMethod> push_method_;
   std::unique_ptr<grpc::internal::RpcMethod> pull_method_;
   std::unique_ptr<grpc::internal::RpcMethod> push_pull_method_;
+  std::unique_ptr<grpc::internal::RpcMethod> push_pull_one_method_;
 };
 
 // "UNAVAILABLE", "ABORTED", ...

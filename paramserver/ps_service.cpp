@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "paramserver/gradient_reader.h"
+#include "paramserver/push_pull_one.h"
 #include "paramserver/push_pull_reactor.h"
 #include "paramserver/tsan_annotations.h"
 #include "paramserver/wire_frames.h"
@@ -171,6 +172,11 @@ grpc::ServerReadReactor<grpc::ByteBuffer>* PsService::Push(grpc::CallbackServerC
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* PsService::PushPull(grpc::CallbackServerContext* context) {
   return make_push_pull_reactor(*this, *context);
+}
+
+grpc::ServerUnaryReactor* PsService::PushPullOne(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                                 grpc::ByteBuffer* response) {
+  return serve_push_pull_one(*this, *context, *request, *response);
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* PsService::Pull(grpc::CallbackServerContext* context,

@@ -37,13 +37,15 @@ struct ServiceParts {
   std::function<bool(int worker)> shutdown;
 };
 
-// The generated CallbackService with Push, Pull and PushPull raw (PushPull has the same signature
-// in both forms, so the raw one cannot be layered over the generated one: every layer is named).
+// The generated CallbackService with Push, Pull, PushPull and PushPullOne raw (PushPull has the same
+// signature in both forms, so the raw one cannot be layered over the generated one: every layer is
+// named).
 using PsServiceBase = ps::ParameterService::WithCallbackMethod_Register<ps::ParameterService::WithRawCallbackMethod_Push<
     ps::ParameterService::WithRawCallbackMethod_Pull<ps::ParameterService::WithRawCallbackMethod_PushPull<
         ps::ParameterService::WithCallbackMethod_Stats<ps::ParameterService::WithCallbackMethod_Checkpoint<
             ps::ParameterService::WithCallbackMethod_Shutdown<ps::ParameterService::WithCallbackMethod_Publish<
-                ps::ParameterService::WithCallbackMethod_Fetch<ps::ParameterService::Service>>>>>>>>>;
+                ps::ParameterService::WithCallbackMethod_Fetch<ps::ParameterService::WithRawCallbackMethod_PushPullOne<
+                    ps::ParameterService::Service>>>>>>>>>>;
 
 class PsService final : public PsServiceBase {
  public:
@@ -60,6 +62,8 @@ class PsService final : public PsServiceBase {
   grpc::ServerWriteReactor<grpc::ByteBuffer>* Pull(grpc::CallbackServerContext* context,
                                                    const grpc::ByteBuffer* request) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* PushPull(grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* PushPullOne(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                        grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* Stats(grpc::CallbackServerContext* context, const ps::StatsRequest* request,
                                   ps::StatsReply* reply) override;
   grpc::ServerUnaryReactor* Checkpoint(grpc::CallbackServerContext* context, const ps::CheckpointRequest* request,

@@ -159,7 +159,8 @@ void print_header(const PsBenchOptions& o) {
              "(one ps-sync step: a PushPull call per shard); time: the slowest worker's mean round; p50/p99: over rounds, each its slowest "
              "worker's\n");
   fmt::print("# push: until the gradient is written; wait: until the servers' answers begin (the other workers + the "
-             "update); pull: receiving the values (means over workers)\n");
+             "update); pull: receiving the values (means over workers). A push of one message of at most 64 KiB is "
+             "one unary call (PushPullOne), its write not timed apart: push 0, its time in wait\n");
   fmt::print("# GB/s = 2 * size / time, 1e9 B/s (bytes pushed plus pulled per worker). Against bench allreduce of the "
              "same size: compare time; as a rate, GB/s / 2 (sent per worker) is the counterpart of busbw "
              "(= algbw * 2(n-1)/n, sent per rank). check: wrong values after the untimed check round\n");

@@ -47,6 +47,12 @@ struct RawClient {
     return writer->Finish();
   }
 
+  grpc::Status push_pull_one(const std::string& token, const ps::PushChunk& push, ps::PushPullChunk* answer = nullptr) {
+    ps::PushPullChunk local;
+    auto ctx = context(token);
+    return stub->PushPullOne(ctx.get(), push, answer != nullptr ? answer : &local);
+  }
+
   grpc::Status pull(const std::string& token, int worker, int64_t* version = nullptr) {
     ps::PullRequest request;
     request.set_worker(worker);
@@ -119,6 +125,19 @@ inline std::vector<ps::PushChunk> whole_push(const KeyIndex& index, int worker, 
     chunks.push_back(std::move(chunk));
   }
   return chunks;
+}
+
+// A push's messages as the one message of a PushPullOne: the first one's header, every slice.
+inline ps::PushChunk one_message(const std::vector<ps::PushChunk>& chunks) {
+  ps::PushChunk one;
+  if (!chunks.empty()) {
+    one.set_worker(chunks.front().worker());
+    one.set_version(chunks.front().version());
+  }
+  for (const ps::PushChunk& chunk : chunks) {
+    for (const ps::KeySlice& slice : chunk.slices()) *one.add_slices() = slice;
+  }
+  return one;
 }
 
 }  // namespace dtbench::pstest

@@ -66,6 +66,7 @@ class Fuzzer {
     }
   }
   grpc::Status push_call() { return raw_.push(token(), spoiled_push()); }
+  grpc::Status push_pull_one_call() { return raw_.push_pull_one(token(), one_message(spoiled_push())); }
   grpc::Status pull_call() { return raw_.pull(token(), coin() ? bad_worker() : 1); }  // 1 never registers
   grpc::Status stats_call() { return raw_.stats(token()); }
   grpc::Status checkpoint_call() { return raw_.checkpoint(token()); }  // no checkpoint path: refused
@@ -157,7 +158,8 @@ void fuzz(bool with_token) {
       {"Register", [&] { return fuzzer.register_call(); }},     {"Push", [&] { return fuzzer.push_call(); }},
       {"Pull", [&] { return fuzzer.pull_call(); }},             {"Stats", [&] { return fuzzer.stats_call(); }},
       {"Checkpoint", [&] { return fuzzer.checkpoint_call(); }}, {"Shutdown", [&] { return fuzzer.shutdown_call(); }},
-      {"Publish", [&] { return fuzzer.publish_call(); }},       {"Fetch", [&] { return fuzzer.fetch_call(); }}};
+      {"Publish", [&] { return fuzzer.publish_call(); }},       {"Fetch", [&] { return fuzzer.fetch_call(); }},
+      {"PushPullOne", [&] { return fuzzer.push_pull_one_call(); }}};
   const int per_class = requests_per_class();
   for (const auto& [name, call] : classes) {
     std::map<StatusCode, int> codes;
