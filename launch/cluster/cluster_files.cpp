@@ -21,13 +21,6 @@ constexpr const char* kSetHostName = "hostname \"$0\" && exec \"$@\"";
 constexpr int kKeepaliveIdle = 3, kKeepaliveInterval = 1, kKeepaliveProbes = 3;
 constexpr int kDaemonLossSeconds = kKeepaliveIdle + kKeepaliveInterval * kKeepaliveProbes;
 
-// A rank waiting for a message polls its sockets without sleeping. Between namespaces the packets
-// it waits for are delivered by the kernel's softirq thread on the same cores, which a polling rank
-// keeps off them until the scheduler's next tick: every message across the emulated cluster arrived
-// 8 ms late (a 4 KiB allreduce took 8 ms, 128 KiB 24 ms). A real NIC delivers by interrupt. With
-// yield_when_idle a waiting rank gives its core up on each empty poll, and the softirq runs at once.
-constexpr const char* kYieldWhenIdle = "mpi_yield_when_idle";
-
 std::string keepalive_lines(const char* prefix, const char* separator, const char* end) {
   std::string text;
   for (const auto& [name, value] : {std::pair{"oob_tcp_keepalive_time", kKeepaliveIdle},
@@ -76,19 +69,16 @@ std::string mca_params_text(const ClusterRecord& r) {
       "btl = self,vader,tcp\n"
       "btl_tcp_if_include = {2}\n"
       "oob_tcp_if_include = {2}\n"
-      "# Waiting ranks yield their core, so that the kernel can deliver the packets they wait for\n"
-      "# (between namespaces its softirq thread runs on the ranks' cores; see dtbench's cluster_files.cpp).\n"
-      "{5} = 1\n"
       "# A host cut off mid-run: mpirun notices its daemon is gone within {3} s (TCP keepalive) and ends\n"
       "# the job; with Open MPI's default (300 s idle, then 9 probes 20 s apart) it waits for over 8 minutes.\n"
       "{4}",
-      r.name, r.dir.string(), subnet(r.slot), kDaemonLossSeconds, keepalive_lines("", " = ", "\n"), kYieldWhenIdle);
+      r.name, r.dir.string(), subnet(r.slot), kDaemonLossSeconds, keepalive_lines("", " = ", "\n"));
 }
 
 std::string mpirun_args_text(const ClusterRecord& r) {
   return fmt::format("--hostfile {0}/hostfile --mca plm_rsh_agent {0}/rsh-agent --mca btl self,vader,tcp "
-                     "--mca btl_tcp_if_include {1} --mca oob_tcp_if_include {1} --mca {3} 1 {2}\n",
-                     r.dir.string(), subnet(r.slot), keepalive_lines("--mca ", " ", " "), kYieldWhenIdle);
+                     "--mca btl_tcp_if_include {1} --mca oob_tcp_if_include {1} {2}\n",
+                     r.dir.string(), subnet(r.slot), keepalive_lines("--mca ", " ", " "));
 }
 
 std::vector<std::string> on_host_argv(const ClusterRecord& r, int host, const std::vector<std::string>& command) {

@@ -95,9 +95,7 @@ TEST(ClusterFiles, MpirunIsToldTheHostsTheAgentAndTheSubnet) {
   EXPECT_NE(mca.find("btl_tcp_if_include = 198.18.2.0/24\n"), std::string::npos) << mca;
   EXPECT_NE(mca.find("oob_tcp_if_include = 198.18.2.0/24\n"), std::string::npos) << mca;
   EXPECT_NE(mca.find("oob_tcp_keepalive_time = 3\n"), std::string::npos) << mca;
-  EXPECT_NE(mca.find("mpi_yield_when_idle = 1\n"), std::string::npos) << mca;
   EXPECT_NE(mpirun_args_text(r).find("--mca oob_tcp_keepalive_probes 3"), std::string::npos) << mpirun_args_text(r);
-  EXPECT_NE(mpirun_args_text(r).find("--mca mpi_yield_when_idle 1"), std::string::npos) << mpirun_args_text(r);
   const std::string agent = rsh_agent_text(r);
   EXPECT_NE(agent.find("198.18.2.2|c1-h1) ns=dtb-c1-h1 name=c1-h1 ;;"), std::string::npos) << agent;
   const auto argv = on_host_argv(r, 1, {"echo", "x y"});
