@@ -16,7 +16,9 @@
 #include "core/models/models.h"
 #include "core/util/blas.h"
 #include "core/util/rng.h"
+#include "core/tensor/param_arena.h"
 #include "paramserver/parameter_server.h"
+#include "paramserver/ps_connection.h"
 #include "paramserver/ps_transport.h"
 
 namespace dtbench::pstest {
@@ -70,6 +72,29 @@ inline OptimizerConfig sgd_momentum() {
 }
 
 inline OptimizerConfig adam() { return {.name = "adam", .learning_rate = 1e-3f}; }
+
+// One parameter of `floats` floats on one in-process sync server for one worker, SGD at rate 1
+// (values fall by the gradient), and the connection options that reach it.
+struct OnePayloadServer {
+  Param payload;
+  ParamArena arena;
+  std::unique_ptr<ParameterServer> server;
+
+  explicit OnePayloadServer(int64_t floats) : payload{.name = "payload", .shape = {floats}} {
+    arena.bind({&payload});
+    ParameterServerOptions o;
+    o.run_id = "test-run";
+    o.worker_count = 1;
+    o.checkpoints = false;
+    server = std::make_unique<ParameterServer>(arena, OptimizerConfig{.name = "sgd", .learning_rate = 1.0f}, o);
+  }
+  ConnectionOptions connection() const {
+    ConnectionOptions options;
+    options.address = server->address();
+    options.security.auth_token = server->auth_token();
+    return options;
+  }
+};
 
 struct ServerSet {
   std::vector<std::unique_ptr<ParameterServer>> servers;

@@ -115,25 +115,15 @@ TEST(PushPullOne, OneMessageAndStreamGiveCoresOptimizerBitForBit) {
 // A push of one message but more than 64 KiB goes as the stream, where it is faster.
 TEST(PushPullOne, APushOfMoreThan64KiBGoesAsTheStream) {
   constexpr int64_t kLarge = 16 * 1024 + 1;  // 64 KiB and a float, in one 1 MiB message
-  Param payload{.name = "payload", .shape = {kLarge}};
-  ParamArena arena;
-  arena.bind({&payload});
-  ParameterServerOptions o;
-  o.run_id = "test-run";
-  o.worker_count = 1;
-  o.checkpoints = false;
-  ParameterServer server(arena, OptimizerConfig{.name = "sgd", .learning_rate = 1.0f}, o);
-  ConnectionOptions options;
-  options.address = server.address();
-  options.security.auth_token = server.auth_token();
-  PsConnection line(options);
+  OnePayloadServer one(kLarge);
+  PsConnection line(one.connection());
   line.register_worker("test-run", 0, 1);
-  const KeyIndex index = KeyIndex::in_arena(server.placement(), 0);
+  const KeyIndex index = KeyIndex::in_arena(one.server->placement(), 0);
   std::vector<float> grads(kLarge, 1.0f), values(kLarge, 0.0f);
   const PushPullResult result = line.push_pull(0, 0, index, grads.data(), values.data());
   EXPECT_EQ(result.version, 1);
   EXPECT_GT(result.written_seconds, 0.0) << "a push of more than 64 KiB went as one unary call";
-  EXPECT_EQ(values[kLarge - 1], arena.values()[kLarge - 1] - 1.0f);
+  EXPECT_EQ(values[kLarge - 1], one.arena.values()[kLarge - 1] - 1.0f);
 }
 
 // The answer is protobuf's PushPullChunk: a generated stub reads the version and the server's own

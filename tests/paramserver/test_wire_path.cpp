@@ -86,20 +86,12 @@ TEST(WirePath, OddSizesSplitMidKeyArriveBitForBit) {
 // A PushPull the server refuses (a gradient for a version it is not at) ends with the refusal and
 // writes no values.
 TEST(WirePath, ARefusedPushPullLeavesTheValuesAlone) {
-  Param payload{.name = "payload", .shape = {64}};
-  ParamArena arena;
-  arena.bind({&payload});
-  ParameterServerOptions o;
-  o.run_id = "test-run";
-  o.worker_count = 1;
-  o.checkpoints = false;
-  ParameterServer server(arena, OptimizerConfig{.name = "sgd", .learning_rate = 1.0f}, o);
-  ConnectionOptions connection;
-  connection.address = server.address();
-  connection.security.auth_token = server.auth_token();
+  OnePayloadServer one(64);
+  ConnectionOptions connection = one.connection();
   connection.retries = 0;
   PsConnection line(connection);
   line.register_worker("test-run", 0, 1);
+  ParameterServer& server = *one.server;
   const KeyIndex index = KeyIndex::in_arena(server.placement(), 0);
   std::vector<float> grads(static_cast<size_t>(index.float_count), 1.0f);
   std::vector<float> values(static_cast<size_t>(index.float_count), 42.0f);
@@ -113,7 +105,7 @@ TEST(WirePath, ARefusedPushPullLeavesTheValuesAlone) {
   EXPECT_EQ(values, std::vector<float>(values.size(), 42.0f));
   EXPECT_EQ(server.version(), 0);
   EXPECT_EQ(line.push_pull(0, 0, index, grads.data(), values.data()).version, 1);  // the server goes on
-  EXPECT_EQ(values[0], arena.values()[0] - 1.0f);
+  EXPECT_EQ(values[0], one.arena.values()[0] - 1.0f);
 }
 
 }  // namespace
