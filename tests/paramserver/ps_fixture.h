@@ -96,6 +96,19 @@ struct OnePayloadServer {
   }
 };
 
+// What a sync server must average in a step, computed apart: two workers' gradients summed in
+// worker order from zero, then halved.
+inline std::vector<float> two_worker_average(int64_t floats, const std::function<float(int, int64_t)>& gradient) {
+  std::vector<float> average(static_cast<size_t>(floats));
+  for (int64_t i = 0; i < floats; ++i) {
+    float sum = 0.0f;
+    sum += gradient(0, i);
+    sum += gradient(1, i);
+    average[static_cast<size_t>(i)] = sum * 0.5f;
+  }
+  return average;
+}
+
 struct ServerSet {
   std::vector<std::unique_ptr<ParameterServer>> servers;
 

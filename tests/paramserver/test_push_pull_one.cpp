@@ -94,14 +94,9 @@ TEST(PushPullOne, OneMessageAndStreamGiveCoresOptimizerBitForBit) {
     }
     // The server's step, computed apart: the gradients summed in worker order from zero, halved,
     // and core's optimizer.
-    std::vector<float> average(kFloats);
-    for (int64_t i = 0; i < kFloats; ++i) {
-      float sum = 0.0f;
-      sum += gradient_value(0, step, i);
-      sum += gradient_value(1, step, i);
-      average[static_cast<size_t>(i)] = sum * 0.5f;
-    }
-    reference->step(expected, average);
+    reference->step(expected, two_worker_average(kFloats, [step](int worker, int64_t i) {
+                      return gradient_value(worker, step, i);
+                    }));
     for (int w = 0; w < 2; ++w) {
       const size_t bytes = kFloats * sizeof(float);
       EXPECT_EQ(std::memcmp(by_one[static_cast<size_t>(w)].data(), expected.data(), bytes), 0)
