@@ -109,6 +109,21 @@ inline std::vector<float> two_worker_average(int64_t floats, const std::function
   return average;
 }
 
+// A push-pull for version 3 of a server at version 0 must be refused with INVALID_ARGUMENT naming
+// the version, and write no values.
+inline void expect_version_3_refused(PsConnection& line, const KeyIndex& index, std::vector<float>& values) {
+  const std::vector<float> before = values;
+  const std::vector<float> grads(values.size(), 1.0f);
+  try {
+    line.push_pull(0, 3, index, grads.data(), values.data());
+    ADD_FAILURE() << "a push-pull at version 3 of a server at version 0 was accepted";
+  } catch (const IoError& error) {
+    EXPECT_NE(std::string(error.what()).find("INVALID_ARGUMENT"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("version 3"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(values, before);
+}
+
 struct ServerSet {
   std::vector<std::unique_ptr<ParameterServer>> servers;
 

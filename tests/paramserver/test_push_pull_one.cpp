@@ -151,14 +151,7 @@ TEST(PushPullOne, ARefusedCallWritesNoValues) {
   PsConnection line(flat.line_options());
   line.register_worker("test-run", 0, 1);
   std::vector<float> grads(kFloats, 1.0f), values(kFloats, 42.0f);
-  try {
-    line.push_pull(0, 3, index, grads.data(), values.data());
-    FAIL() << "a push-pull at version 3 of a server at version 0 was accepted";
-  } catch (const IoError& error) {
-    EXPECT_NE(std::string(error.what()).find("INVALID_ARGUMENT"), std::string::npos) << error.what();
-    EXPECT_NE(std::string(error.what()).find("version 3"), std::string::npos) << error.what();
-  }
-  EXPECT_EQ(values, std::vector<float>(kFloats, 42.0f));
+  expect_version_3_refused(line, index, values);
   EXPECT_EQ(flat.server->version(), 0);
   const PushPullResult result = line.push_pull(0, 0, index, grads.data(), values.data());  // the server goes on
   EXPECT_EQ(result.version, 1);
