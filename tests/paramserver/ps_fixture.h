@@ -17,6 +17,7 @@
 #include "core/util/blas.h"
 #include "core/util/rng.h"
 #include "core/tensor/param_arena.h"
+#include "core/util/error.h"
 #include "paramserver/parameter_server.h"
 #include "paramserver/ps_connection.h"
 #include "paramserver/ps_transport.h"
