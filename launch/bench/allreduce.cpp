@@ -324,7 +324,9 @@ void add_allreduce_bench(CLI::App& bench) {
   auto* command = bench.add_subcommand(
       "allreduce", "Ring allreduce against MPI_Allreduce (and NCCL on GPUs) over message sizes (run under mpirun)");
   auto options = std::make_shared<AllreduceBenchOptions>();
-  command->add_option("--sizes", options->sizes, "Sizes MIN:MAX in bytes, doubling (e.g. 4B:256MiB), or one size")
+  command->add_option("--sizes", options->sizes,
+                      "Sizes MIN:MAX in bytes, doubling (e.g. 4B:256MiB), or one size; several joined by commas "
+                      "(64KiB:32MiB,248256)")
       ->capture_default_str();
   command->add_option("--transport", options->transports,
                       "Algorithms to compare, comma-separated: ring, mpi, nccl (NCCL on each rank's GPU)")

@@ -1,5 +1,6 @@
 #include "launch/bench/byte_sizes.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -25,7 +26,9 @@ int64_t parse_byte_size(const std::string& text) {
   return value << shift;
 }
 
-std::vector<int64_t> parse_size_range(const std::string& text) {
+namespace {
+
+std::vector<int64_t> one_range(const std::string& text) {
   const auto colon = text.find(':');
   const int64_t smallest = parse_byte_size(text.substr(0, colon));
   const int64_t largest = colon == std::string::npos ? smallest : parse_byte_size(text.substr(colon + 1));
@@ -35,6 +38,23 @@ std::vector<int64_t> parse_size_range(const std::string& text) {
   if (largest < smallest) fail_input("sizes '{}': the largest size is below the smallest", text);
   std::vector<int64_t> sizes;
   for (int64_t bytes = smallest; bytes <= largest; bytes *= 2) sizes.push_back(bytes);
+  return sizes;
+}
+
+}  // namespace
+
+std::vector<int64_t> parse_size_range(const std::string& text) {
+  std::vector<int64_t> sizes;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::vector<int64_t> part = one_range(text.substr(start, comma - start));
+    sizes.insert(sizes.end(), part.begin(), part.end());
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;
 }
 

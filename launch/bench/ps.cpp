@@ -288,7 +288,8 @@ void add_ps_bench(CLI::App& bench) {
   auto* command = bench.add_subcommand(
       "ps", "Push + pull round time of sync parameter servers over payload sizes (compare: bench allreduce)");
   auto o = std::make_shared<PsBenchOptions>();
-  auto* sizes = command->add_option("--sizes", o->sizes, "Payload sizes MIN:MAX in bytes, doubling, or one size")
+  auto* sizes = command->add_option("--sizes", o->sizes,
+                                    "Payload sizes MIN:MAX in bytes, doubling, or one size; several joined by commas")
                     ->capture_default_str();
   command->add_option("--workers", o->workers, "Worker threads (the sync servers wait for all of them each round)")
       ->check(CLI::PositiveNumber)

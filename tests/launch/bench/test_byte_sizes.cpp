@@ -14,6 +14,8 @@ TEST(ByteSizes, ParsesUnitsAndRanges) {
   EXPECT_EQ(parse_byte_size("2GiB"), int64_t{2} << 30);
   EXPECT_EQ(parse_size_range("4B:32B"), (std::vector<int64_t>{4, 8, 16, 32}));
   EXPECT_EQ(parse_size_range("1MiB"), (std::vector<int64_t>{1 << 20}));
+  // Lists merge in ascending order, each size once.
+  EXPECT_EQ(parse_size_range("16B:32B,12,8B:16B"), (std::vector<int64_t>{8, 12, 16, 32}));
   EXPECT_EQ(size_text(4), "4 B");
   EXPECT_EQ(size_text(64 << 10), "64 KiB");
   EXPECT_EQ(size_text(3 << 20), "3 MiB");
@@ -25,6 +27,8 @@ TEST(ByteSizes, RejectsWhatItCannotRead) {
     EXPECT_THROW(parse_byte_size(bad), InputError) << bad;
   }
   EXPECT_THROW(parse_size_range("3B:64B"), InputError);   // not whole float32 elements
+  EXPECT_THROW(parse_size_range("4B:8B,"), InputError);   // an empty item
+  EXPECT_THROW(parse_size_range("4B,6B"), InputError);    // a listed size not whole float32 elements
   EXPECT_THROW(parse_size_range("64B:4B"), InputError);   // backwards
 }
 
