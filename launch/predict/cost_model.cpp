@@ -3,6 +3,7 @@
 #include "launch/predict/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -63,10 +64,27 @@ double server_seconds(int64_t bytes, int gradients, double share, const NetworkC
   return shard_bytes * (gradients * c.reduce_s_per_byte + c.apply_s_per_byte);
 }
 
+// The measured curve's time at `bytes`, log-log between the two sizes around it; -1 outside it.
+double on_measured_curve(int64_t bytes, const std::vector<std::pair<int64_t, double>>& curve) {
+  for (size_t k = 1; k < curve.size(); ++k) {
+    const auto [low_bytes, low_s] = curve[k - 1];
+    const auto [high_bytes, high_s] = curve[k];
+    if (bytes < low_bytes || bytes > high_bytes) continue;
+    if (high_bytes == low_bytes) return low_s;
+    const double f = std::log(static_cast<double>(bytes) / static_cast<double>(low_bytes)) /
+                     std::log(static_cast<double>(high_bytes) / static_cast<double>(low_bytes));
+    return std::exp(std::log(low_s) + f * (std::log(high_s) - std::log(low_s)));
+  }
+  return -1.0;
+}
+
 }  // namespace
 
 double allreduce_seconds(int64_t bytes, int workers, const NetworkConstants& c) {
   if (workers <= 1) return 0.0;
+  if (workers == c.curve_workers) {
+    if (const double measured = on_measured_curve(bytes, c.curve); measured >= 0) return measured;
+  }
   const double n = workers, s = static_cast<double>(bytes);
   return 2 * (n - 1) * (c.alpha_s + s / n / c.beta_bytes_per_s) + (n - 1) / n * s * c.reduce_s_per_byte;
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace dtbench {
@@ -22,6 +23,13 @@ struct NetworkConstants {
   double reduce_s_per_byte = 0.0;  // allreduce: summing a received byte; ps: a server summing a byte of one worker
   double apply_s_per_byte = 0.0;   // ps: the server's optimizer step per byte of its shard
   double cpu_s_per_byte = 0.0;     // a byte sent and echoed back over TCP, CPU alone (no link); 0: unknown
+  // allreduce, at a link that was measured: the median time of each size measured there with
+  // `curve_workers` ranks, by size. Between two of its sizes allreduce_seconds() reads the time off
+  // it instead of the fitted line: alpha + S/beta is one straight line through a curve that bends
+  // (the library switching algorithms at a size, a link at full rate for a small message and half
+  // for a large one).
+  std::vector<std::pair<int64_t, double>> curve{};
+  int curve_workers = 0;
   std::string source{};            // the measured inputs these came from
 };
 
@@ -59,7 +67,8 @@ struct StepPrediction {
 };
 
 // One allreduce of `bytes` across `workers`: 2(N-1) steps of alpha + (S/N)/beta, plus reducing
-// (N-1)/N of the bytes.
+// (N-1)/N of the bytes — or, for the workers and within the sizes of the measured curve, the
+// measured time (log-log between its two nearest sizes).
 double allreduce_seconds(int64_t bytes, int workers, const NetworkConstants& c);
 
 // Push (or pull) of one worker's `bytes` spread over the shards, given the layout: each worker's

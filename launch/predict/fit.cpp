@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <regex>
 
 #include <fmt/format.h>
@@ -73,6 +74,20 @@ NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, doub
   NetworkConstants c = checked(alpha, inverse_beta, "allreduce fit");
   c.reduce_s_per_byte = reduce_s_per_byte;
   return c;
+}
+
+void set_measured_curve(const std::vector<AllreduceSample>& samples, NetworkConstants& c) {
+  c.curve.clear();
+  c.curve_workers = 0;
+  if (samples.empty()) return;
+  std::map<int64_t, std::pair<double, int>> by_size;  // seconds summed, count
+  for (const AllreduceSample& s : samples) {
+    if (s.workers != samples.front().workers) return;
+    auto& [sum, count] = by_size[s.bytes];
+    sum += s.median_seconds > 0 ? s.median_seconds : s.seconds, ++count;
+  }
+  for (const auto& [bytes, sum_count] : by_size) c.curve.emplace_back(bytes, sum_count.first / sum_count.second);
+  c.curve_workers = samples.front().workers;
 }
 
 NetworkConstants fit_ps(const std::vector<PsSample>& samples, double reduce_s_per_byte) {

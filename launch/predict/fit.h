@@ -27,7 +27,9 @@ LinkRate parse_link_rate(std::string_view text);
 struct AllreduceSample {
   int64_t bytes = 0;
   int workers = 2;
-  double seconds = 0.0;
+  double seconds = 0.0;         // mean over the iterations: what the fit takes
+  // What the measured curve takes (0: the mean): one slow iteration of five moves a mean far.
+  double median_seconds = 0.0;
 };
 
 struct PsSample {
@@ -41,6 +43,9 @@ struct PsSample {
 // alpha and beta of allreduce_seconds() given the reduce cost per byte (measured apart: it and
 // beta both scale with the bytes). InputError when the samples cannot determine both.
 NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, double reduce_s_per_byte);
+// The samples as cost_model.h's measured curve (sorted by size, sizes measured twice averaged),
+// when they all have one rank count; else none.
+void set_measured_curve(const std::vector<AllreduceSample>& samples, NetworkConstants& c);
 // alpha, beta from push + pull, the server's apply cost per byte from the wait, less summing the
 // one worker's gradient in (reduce_s_per_byte), and TCP's CPU per byte from the loopback rounds
 // (their total time over their total bytes: the large payloads, where latency does not show).

@@ -38,7 +38,8 @@ void add_allreduce(const nlohmann::json& j, const FitFile& f, Groups& g) {
       if (!row.contains(name)) continue;
       g.allreduce[{transport, f.link.bits_per_s}].push_back(
           {.bytes = row.at("bytes").get<int64_t>(), .workers = world,
-           .seconds = row.at(name).at("time_us").get<double>() / 1e6});
+           .seconds = row.at(name).at("time_us").get<double>() / 1e6,
+           .median_seconds = row.at(name).value("p50_us", 0.0) / 1e6});
       auto& names = g.files[{transport, f.link.bits_per_s}];
       if (names.empty() || names.back() != f.path.string()) names.push_back(f.path.string());
     }
@@ -104,7 +105,12 @@ FittedConstants::FittedConstants(const std::vector<FitFile>& files, double reduc
   }
   for (const auto& [key, samples] : g.allreduce) {
     NetworkConstants c = fit_allreduce(samples, reduce_s_per_byte);
+    set_measured_curve(samples, c);
     c.source = source_text(g.files[key], links[key.second]);
+    if (!c.curve.empty()) {
+      c.source += fmt::format("; at {} ranks from {} to {} B the measured medians", c.curve_workers,
+                              c.curve.front().first, c.curve.back().first);
+    }
     const auto ps = fitted_.find({PredictTransport::PsSync, key.second});
     c.cpu_s_per_byte = ps != fitted_.end() && ps->second.cpu_s_per_byte > 0 ? ps->second.cpu_s_per_byte
                                                                             : tcp_cpu_s_per_byte;
@@ -131,6 +137,7 @@ NetworkConstants FittedConstants::at(PredictTransport transport, const LinkRate&
   }
   best_fraction = std::min(best_fraction, 1.0);
   NetworkConstants c = *fastest;
+  c.curve.clear(), c.curve_workers = 0;  // measured at another link
   c.beta_bytes_per_s = link.bytes_per_s() * best_fraction;
   const std::string alpha = extrapolated_alpha_s_ >= 0
                                 ? fmt::format("alpha {:g} us as given, per-byte costs", 1e6 * extrapolated_alpha_s_)

@@ -98,6 +98,7 @@ nlohmann::json prediction_json(const PredictionGrid& grid) {
                          {"update", p.update_s}, {"other", p.other_s}, {"total", p.total()}}},
           {"gradient_bytes", grid.run.workload.gradient_bytes},
           {"buckets", grid.run.workload.bucket_bytes.size()},
+          {"bucket_bytes", grid.run.workload.bucket_bytes},  // the sizes worth measuring with bench allreduce
           {"overlap", grid.run.workload.overlap},
           {"servers", layout_text(grid.layout)},
           {"reduce_ns_per_byte", 1e9 * grid.reduce_s_per_byte},

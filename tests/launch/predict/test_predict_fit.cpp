@@ -139,7 +139,30 @@ TEST(PredictFit, UnmeasuredLinksKeepTheMeasuredFractionOfTheirRate) {
   EXPECT_DOUBLE_EQ(given.at(PredictTransport::Ring, faster).alpha_s, 5e-6);
   EXPECT_DOUBLE_EQ(given.at(PredictTransport::Ring, measured).alpha_s, at_1.alpha_s);
   EXPECT_THROW(fitted.at(PredictTransport::PsSync, measured), InputError);  // no bench ps given
+  // The measured curve belongs to the link it was measured at.
+  EXPECT_EQ(at_1.curve_workers, 2);
+  EXPECT_EQ(at_1.curve.size(), 10u);
+  EXPECT_TRUE(at_100.curve.empty());
   std::filesystem::remove(file);
+}
+
+// The curve takes each size's median (the mean where no median was written), one point per size
+// (two measurements of a size averaged), and exists only for one rank count.
+TEST(PredictFit, MeasuredCurveTakesMediansOnePointPerSize) {
+  NetworkConstants c;
+  set_measured_curve({{.bytes = 4096, .workers = 3, .seconds = 0.9, .median_seconds = 0.5},
+                      {.bytes = 1024, .workers = 3, .seconds = 0.2},
+                      {.bytes = 4096, .workers = 3, .seconds = 0.9, .median_seconds = 0.7}},
+                     c);
+  ASSERT_EQ(c.curve.size(), 2u);
+  EXPECT_EQ(c.curve_workers, 3);
+  EXPECT_EQ(c.curve[0], (std::pair<int64_t, double>{1024, 0.2}));
+  EXPECT_EQ(c.curve[1].first, 4096);
+  EXPECT_DOUBLE_EQ(c.curve[1].second, 0.6);
+  set_measured_curve({{.bytes = 1024, .workers = 2, .seconds = 0.1}, {.bytes = 4096, .workers = 4, .seconds = 0.3}},
+                     c);
+  EXPECT_TRUE(c.curve.empty());
+  EXPECT_EQ(c.curve_workers, 0);
 }
 
 // TCP's CPU is the machine's: the allreduces at a link rate take it from bench ps's probe there.

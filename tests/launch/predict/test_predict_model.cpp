@@ -2,6 +2,8 @@
 // with the workers and the link, and overlap and incast come out as worked by hand.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/util/error.h"
 #include "launch/predict/cost_model.h"
 #include "launch/predict/prediction.h"
@@ -51,6 +53,22 @@ TEST(PredictModel, StepGrowsWithWorkersAndShrinksWithTheLink) {
       }
     }
   }
+}
+
+// Between the sizes measured at the same rank count, the time is read off the measured curve (at a
+// measured size exactly, between two the geometric mean at the geometric middle); beyond them, or
+// for other rank counts, the fitted line.
+TEST(PredictModel, AllreduceReadsTheMeasuredCurveWithinItsSizes) {
+  NetworkConstants c = link(10);
+  const double line_at_8 = allreduce_seconds(8 << 20, 2, c), line_at_1_on_3 = allreduce_seconds(1 << 20, 3, c);
+  c.curve = {{1 << 20, 0.002}, {4 << 20, 0.008}};
+  c.curve_workers = 2;
+  EXPECT_DOUBLE_EQ(allreduce_seconds(1 << 20, 2, c), 0.002);
+  EXPECT_DOUBLE_EQ(allreduce_seconds(4 << 20, 2, c), 0.008);
+  EXPECT_NEAR(allreduce_seconds(2 << 20, 2, c), std::sqrt(0.002 * 0.008), 1e-12);
+  EXPECT_DOUBLE_EQ(allreduce_seconds(8 << 20, 2, c), line_at_8);
+  EXPECT_DOUBLE_EQ(allreduce_seconds(1 << 20, 3, c), line_at_1_on_3);
+  EXPECT_EQ(allreduce_seconds(1 << 20, 1, c), 0.0);
 }
 
 TEST(PredictModel, RingAllreduceByHand) {
