@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Measures what `dtbench predict` is checked against, on the emulated cluster (as root): for each
 # host count and link rate it brings a cluster up, fits the transports' constants there (`bench
-# allreduce` across every host; `bench ps` of one worker against a server on another host, at
-# three payloads), then trains each model two short epochs with each transport, one worker per host
+# allreduce` across every host, at doubling sizes and the models' buckets; `bench ps` of one worker
+# against a server on another host, at three payloads), then trains each model two short epochs with each transport, one worker per host
 # and, for the parameter servers, one shard beside each worker (the study's layout). The cluster
 # goes down after each setting, also on failure or Ctrl-C. Afterwards run
 # scripts/validate_predict_compare.py OUT to set predicted against measured.
@@ -25,13 +25,15 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 yield_when_idle=(-x OMPI_MCA_mpi_yield_when_idle=1)
 mkdir -p "$out"/{fit,runs,logs,psbench}
 
-# Batch 8 (not the study's 42) keeps the compute of AlexNet and ResNet-18 short on 2 cores; the
-# gradient, which is what the transports move, is the same. Two epochs, the first a warm-up the
-# model leaves out: 96 samples are 6 steps of 2 x 8, 4 of 3 x 8, 3 of 4 x 8.
+# AlexNet and ResNet-18 train at batch 8 (not the study's 42), which keeps their compute short on 2
+# cores; the gradient, which is what the transports move, is the same. LeNet-5 keeps the study's 42:
+# at 8 its compute is a millisecond, and a step would time little but the emulated hosts taking
+# turns on the machine's two cores. Two epochs, the first a warm-up the model leaves out: 96
+# samples are 6 steps of 2 x 8, 4 of 3 x 8, 3 of 4 x 8; LeNet-5's step takes a few ms, so it gets
+# 3360 samples (40 steps of 2 x 42, 26 of 3, 20 of 4), still seconds a run.
 [ -d "$out/data" ] || "$dtbench" data synth --format cifar10 --out "$out/data" --train 96 --test 16 >/dev/null
-# LeNet-5's step takes a few ms: 3 to 6 of them would time the scheduler's noise, so it gets 960
-# samples (30 to 60 steps an epoch), still seconds a run.
-[ -d "$out/data-lenet5" ] || "$dtbench" data synth --format cifar10 --out "$out/data-lenet5" --train 960 --test 16 >/dev/null
+[ -d "$out/data-lenet5" ] || "$dtbench" data synth --format cifar10 --out "$out/data-lenet5" --train 3360 --test 16 >/dev/null
+batch_for() { if [ "$1" = lenet5 ]; then echo 42; else echo 8; fi; }
 data_for() { if [ "$1" = lenet5 ]; then echo "$out/data-lenet5"; else echo "$out/data"; fi; }
 
 cluster=""
@@ -47,8 +49,13 @@ wait_listening() {
   echo "server did not start: $1" >&2; return 1
 }
 
+# The doubling sizes, and the three models' own buckets (`dtbench predict` lists a run's in
+# predict.json, bucket_bytes: LeNet-5's whole gradient, ResNet-18's two, AlexNet's three), which the
+# model reads its allreduce times off; MPI_Allreduce changes algorithm between doubling sizes.
+allreduce_sizes=64KiB:32MiB,248256,9006336,15823104,28872768,67125248,67289152
+
 bench_allreduce() {  # dir hosts link
-  mpirun $(cat "$1/mpirun-args") "${yield_when_idle[@]}" -np "$2" "$dtbench" bench allreduce --sizes 64KiB:32MiB --iters 5 --warmup 2 \
+  mpirun $(cat "$1/mpirun-args") "${yield_when_idle[@]}" -np "$2" "$dtbench" bench allreduce --sizes "$allreduce_sizes" --iters 5 --warmup 2 \
     --json "$out/fit/ar-$2-$3.json" > "$out/logs/ar-$2-$3.log" 2>&1
 }
 
@@ -81,7 +88,7 @@ train_run() {  # dir hosts link model transport
   local run="$out/runs/$4-$5-$2-$3" log="$out/logs/$4-$5-$2-$3.log" servers="" token="$out/psbench/token"
   [ -f "$run/report.json" ] && return 0
   rm -rf "$run"
-  local common=(--config "configs/study/$4-cifar10.yaml" --set "dataset.path=$(data_for "$4")" --set dataset.augment=false --set batch=8
+  local common=(--config "configs/study/$4-cifar10.yaml" --set "dataset.path=$(data_for "$4")" --set dataset.augment=false --set "batch=$(batch_for "$4")"
                 --set epochs=2 --set steps=0 --set threads=1 --set profile.trace_steps=0)
   if [[ $5 == ps-* ]]; then
     [ -f "$token" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$token")
