@@ -89,14 +89,18 @@ double allreduce_seconds(int64_t bytes, int workers, const NetworkConstants& c) 
   return 2 * (n - 1) * (c.alpha_s + s / n / c.beta_bytes_per_s) + (n - 1) / n * s * c.reduce_s_per_byte;
 }
 
-double ps_transfer_seconds(int64_t bytes, int workers, const ServerLayout& layout, const NetworkConstants& c) {
+double ps_transfer_seconds(int64_t bytes, int workers, const ServerLayout& layout, const NetworkConstants& c,
+                           bool together) {
   const int shards = shard_count(layout, workers);
   const double s = static_cast<double>(bytes);
   // A shard beside the worker is reached without crossing its link, and its server's link
-  // carries the other N-1 workers' parts; a server on a host of its own carries all N.
+  // carries the other N-1 workers' parts at once; a server on a host of its own carries all N.
+  // Pushes that do not come together (async) meet there only on average: one worker's part here,
+  // the link's share of every worker's per step is predict_step's bound.
   const double local = layout.beside_workers ? 1.0 / shards : 0.0;
   const double worker_link = s * (1.0 - local);
-  const double server_link = s * largest_share(layout, workers) * (layout.beside_workers ? workers - 1 : workers);
+  const double at_once = !together ? 1.0 : layout.beside_workers ? workers - 1 : workers;
+  const double server_link = s * largest_share(layout, workers) * at_once;
   const double wire = std::max(worker_link, server_link) / c.beta_bytes_per_s;
   // Hosts on shared cores (the emulated cluster): TCP's copies of all N workers' bytes, local shard
   // included, on those cores — one way is half the measured round trip, one core's worth per worker.
@@ -119,8 +123,9 @@ StepPrediction predict_step(PredictTransport transport, const Workload& w, int w
 
   StepPrediction p{.compute_s = w.compute.total()};
   const double share = largest_share(layout, workers);
-  const double transfer = 2 * ps_transfer_seconds(w.gradient_bytes, workers, layout, c);  // push + pull
-  if (transport == PredictTransport::PsSync) {
+  const bool sync = transport == PredictTransport::PsSync;  // the barrier lines the pushes up
+  const double transfer = 2 * ps_transfer_seconds(w.gradient_bytes, workers, layout, c, sync);  // push + pull
+  if (sync) {
     // The barrier: every worker's push, the slowest's too, is in before the servers sum all N and
     // step once.
     p.comm_total_s = transfer + server_seconds(w.gradient_bytes, workers, share, c);

@@ -72,9 +72,11 @@ struct StepPrediction {
 double allreduce_seconds(int64_t bytes, int workers, const NetworkConstants& c);
 
 // Push (or pull) of one worker's `bytes` spread over the shards, given the layout: each worker's
-// link carries its own bytes, each server's link those of every worker (incast). Where the hosts
-// share cores, no faster than those cores can move every worker's bytes through TCP.
-double ps_transfer_seconds(int64_t bytes, int workers, const ServerLayout& layout, const NetworkConstants& c);
+// link carries its own bytes, each server's link those of every worker when they come `together`
+// (incast: the sync barrier lines them up), else one worker's part. Where the hosts share cores,
+// no faster than those cores can move every worker's bytes through TCP.
+double ps_transfer_seconds(int64_t bytes, int workers, const ServerLayout& layout, const NetworkConstants& c,
+                           bool together = true);
 
 // One step of `transport` for `workers` workers. N = 1 is one worker training alone: compute only.
 // The synchronous transports (ring, mpi, ps-sync) wait for the slowest worker as measured: their

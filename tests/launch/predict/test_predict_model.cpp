@@ -207,6 +207,30 @@ TEST(PredictModel, OneServerApartCarriesEveryWorkersBytes) {
   EXPECT_NEAR(ps_transfer_seconds(s, 8, {}, c), 50e-6 + 7.0 / 8 * s / c.beta_bytes_per_s, 1e-12);
 }
 
+// Async pushes do not come together: a worker's round crosses the largest shard's link with its own
+// part only, and the link's load from every worker is a bound on the step instead.
+TEST(PredictModel, AsyncPushesMeetAtTheServerOnlyOnAverage) {
+  const NetworkConstants c = link(1);
+  const ServerLayout skewed{.shards = 4, .largest_share = 0.8};  // beside the workers
+  const int64_t s = 1 << 20;
+  const double b = c.beta_bytes_per_s;
+  // Together (sync): 3 other workers' 0.8 S at once; apart (async): one worker's 0.8 S, above its
+  // own link's 3/4 S.
+  EXPECT_NEAR(ps_transfer_seconds(s, 4, skewed, c, true), 50e-6 + 3 * 0.8 * s / b, 1e-12);
+  EXPECT_NEAR(ps_transfer_seconds(s, 4, skewed, c, false), 50e-6 + 0.8 * s / b, 1e-12);
+  Workload w;
+  w.compute.backward_s = 0.001;
+  w.gradient_bytes = s;
+  NetworkConstants free_server = c;
+  free_server.reduce_s_per_byte = free_server.apply_s_per_byte = 0;
+  // Compute 1 ms + push and pull of 0.8 S (13.5 ms) against the link's 3 x 0.8 S a step (20.1 ms).
+  const StepPrediction p = predict_step(PredictTransport::PsAsync, w, 4, skewed, free_server);
+  EXPECT_NEAR(p.step_s, 3 * 0.8 * s / b, 1e-12);
+  w.compute.backward_s = 0.010;  // now the worker's own round is the longer
+  EXPECT_NEAR(predict_step(PredictTransport::PsAsync, w, 4, skewed, free_server).step_s,
+              0.010 + 2 * (50e-6 + 0.8 * s / b), 1e-12);
+}
+
 TEST(PredictModel, AsyncNeverWaitsLongerThanSync) {
   const Workload w = workload(false);
   for (int n = 2; n <= 1024; n *= 2) {
