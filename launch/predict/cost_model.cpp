@@ -64,6 +64,14 @@ double server_seconds(int64_t bytes, int gradients, double share, const NetworkC
   return shard_bytes * (gradients * c.reduce_s_per_byte + c.apply_s_per_byte);
 }
 
+// Bytes the largest shard's server link carries in one direction: the other N-1 workers' parts
+// when it sits beside a worker, all N on a host of its own — or, for pushes that do not come
+// `together` (async), one worker's part at a time.
+double largest_server_link_bytes(int64_t bytes, int workers, const ServerLayout& layout, bool together) {
+  const double at_once = !together ? 1.0 : layout.beside_workers ? workers - 1 : workers;
+  return static_cast<double>(bytes) * largest_share(layout, workers) * at_once;
+}
+
 // The measured curve's time at `bytes`, log-log between the two sizes around it; -1 outside it.
 double on_measured_curve(int64_t bytes, const std::vector<std::pair<int64_t, double>>& curve) {
   for (size_t k = 1; k < curve.size(); ++k) {
@@ -93,14 +101,11 @@ double ps_transfer_seconds(int64_t bytes, int workers, const ServerLayout& layou
                            bool together) {
   const int shards = shard_count(layout, workers);
   const double s = static_cast<double>(bytes);
-  // A shard beside the worker is reached without crossing its link, and its server's link
-  // carries the other N-1 workers' parts at once; a server on a host of its own carries all N.
-  // Pushes that do not come together (async) meet there only on average: one worker's part here,
-  // the link's share of every worker's per step is predict_step's bound.
+  // A shard beside the worker is reached without crossing its link. Async pushes meet at a server
+  // only on average: one worker's part here, every worker's per step is predict_step's bound.
   const double local = layout.beside_workers ? 1.0 / shards : 0.0;
   const double worker_link = s * (1.0 - local);
-  const double at_once = !together ? 1.0 : layout.beside_workers ? workers - 1 : workers;
-  const double server_link = s * largest_share(layout, workers) * at_once;
+  const double server_link = largest_server_link_bytes(bytes, workers, layout, together);
   const double wire = std::max(worker_link, server_link) / c.beta_bytes_per_s;
   // Hosts on shared cores (the emulated cluster): TCP's copies of all N workers' bytes, local shard
   // included, on those cores — one way is half the measured round trip, one core's worth per worker.
@@ -134,9 +139,8 @@ StepPrediction predict_step(PredictTransport transport, const Workload& w, int w
     // No barrier: a worker waits for its own round only, unless the servers' links or cores,
     // which every worker's gradient passes once per step, are the slower.
     p.comm_total_s = transfer + server_seconds(w.gradient_bytes, 1, share, c);
-    const double per_worker_on_server = static_cast<double>(w.gradient_bytes) * share;
-    const double server_link = per_worker_on_server * (layout.beside_workers ? workers - 1 : workers) /
-                               c.beta_bytes_per_s;
+    const double server_link =
+        largest_server_link_bytes(w.gradient_bytes, workers, layout, /*together=*/true) / c.beta_bytes_per_s;
     const double server_cores = workers * server_seconds(w.gradient_bytes, 1, share, c);
     const double step = std::max({p.compute_s + p.comm_total_s, server_link, server_cores});
     p.comm_exposed_s = step - p.compute_s;
