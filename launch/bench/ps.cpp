@@ -107,7 +107,7 @@ SizeResult summarise(const std::vector<std::vector<RoundTimes>>& timed, int64_t 
 SizeResult bench_size(const PsBenchOptions& o, const std::vector<std::string>& servers,
                       const std::function<void()>& on_failure) {
   std::vector<std::unique_ptr<BenchWorker>> workers;
-  for (int w = 0; w < o.workers; ++w) workers.push_back(std::make_unique<BenchWorker>(w, o, servers));
+  for (int w = 0; w < o.workers; ++w) workers.push_back(std::make_unique<BenchWorker>(o.first_worker + w, o, servers));
   const auto worker = [&](int w) -> BenchWorker& { return *workers[static_cast<size_t>(w)]; };
 
   const int warmup = o.iterations > 0 ? o.warmup : std::max(o.warmup, 1);
@@ -131,7 +131,7 @@ SizeResult bench_size(const PsBenchOptions& o, const std::vector<std::string>& s
     rounds.reserve(static_cast<size_t>(iterations));
     for (int k = 0; k < iterations; ++k) rounds.push_back(worker(w).round());
   }, on_failure);
-  const int64_t wrong = check_round(workers, on_failure);
+  const int64_t wrong = check_round(workers, o.world, on_failure);
   run_workers(o.workers, [&](int w) { worker(w).goodbye(); }, on_failure);
   return summarise(timed, static_cast<int64_t>(worker(0).values().size() * sizeof(float)), wrong);
 }
@@ -149,8 +149,11 @@ void print_header(const PsBenchOptions& o) {
           ? fmt::format("{} in-process sync server shard(s) per size on 127.0.0.1 (SGD lr 1), keys of at most {} KiB",
                         o.shards, kKeyFloatCount * 4 / 1024)
           : fmt::format("the sync servers {}", fmt::join(o.servers, ","));
-  fmt::print("# dtbench bench ps: {} worker thread(s) against {}; host {}, {} cores, load average {}\n", o.workers,
-             where, host_name(), std::thread::hardware_concurrency(), load_average());
+  const std::string whose = o.world == o.workers ? fmt::format("{} worker thread(s)", o.workers)
+                                                 : fmt::format("workers {}..{} of {} (threads; the others in other processes)",
+                                                               o.first_worker, o.first_worker + o.workers - 1, o.world);
+  fmt::print("# dtbench bench ps: {} against {}; host {}, {} cores, load average {}\n", whose, where, host_name(),
+             std::thread::hardware_concurrency(), load_average());
   fmt::print("# gRPC messages <= {} KiB; warm-up {}; iterations {}\n", kDefaultMaxMessageBytes / 1024, o.warmup,
              o.iterations > 0 ? fmt::format("{}", o.iterations)
                               : fmt::format("automatic (about {} ms per size, {} to {})", o.target_ms, kMinIterations,
@@ -216,6 +219,8 @@ void write_json(const PsBenchOptions& o, const nlohmann::json& rows) {
   const nlohmann::json report = {
       {"benchmark", "ps"},
       {"workers", o.workers},
+      {"first_worker", o.first_worker},
+      {"world", o.world},
       {"servers", o.servers.empty() ? nlohmann::json("in-process") : nlohmann::json(o.servers)},
       {"shards", o.servers.empty() ? o.shards : static_cast<int>(o.servers.size())},
       {"mode", "sync"},
@@ -225,7 +230,7 @@ void write_json(const PsBenchOptions& o, const nlohmann::json& rows) {
       {"warmup", o.warmup},
       {"iterations_requested", o.iterations},
       {"target_ms", o.target_ms},
-      {"time", "slowest worker's mean round (push + wait + pull)"},
+      {"time", "slowest worker's mean round (push + wait + pull), of this process's workers"},
       {"gbps", "2 * bytes / time: pushed plus pulled per worker"},
       {"tcp", "the same bytes to an echo thread and back over one plain TCP loopback connection, same run"},
       {"tcp_connections", "the same bytes over one such connection per worker at once, each round begun together; "
@@ -248,6 +253,26 @@ class QuietLog {
   spdlog::level::level_enum level_;
 };
 
+// --world: this process's workers are some of the world's; the rest, in other processes (one per
+// host of a cluster), push to the same --servers, whose barrier keeps every round together. Each
+// process must then do the same rounds: an automatic count, decided per process, could differ.
+void check_world(PsBenchOptions& o) {
+  if (o.world == 0) o.world = o.first_worker + o.workers;
+  if (o.first_worker + o.workers > o.world) {
+    fail_input("--first-worker {} with --workers {} goes beyond --world {}: worker ids run from 0 to world - 1",
+               o.first_worker, o.workers, o.world);
+  }
+  if (o.world == o.workers) return;
+  if (o.servers.empty()) {
+    fail_input("--world {} with {} worker(s) here needs --servers: the other workers' processes must reach the same "
+               "servers", o.world, o.workers);
+  }
+  if (o.iterations <= 0) {
+    fail_input("--world {} with {} worker(s) here needs --iters: every process must time the same number of rounds",
+               o.world, o.workers);
+  }
+}
+
 void run_ps_bench(PsBenchOptions o, bool sizes_given, bool shards_given) {
   if (!o.servers.empty() && sizes_given) {
     fail_input("--sizes and --servers exclude each other: the servers' model is the payload");
@@ -255,6 +280,7 @@ void run_ps_bench(PsBenchOptions o, bool sizes_given, bool shards_given) {
   if (!o.servers.empty() && shards_given && o.shards != static_cast<int>(o.servers.size())) {
     fail_input("--shards {} but --servers lists {} servers", o.shards, o.servers.size());
   }
+  check_world(o);
   const std::vector<int64_t> sizes = o.servers.empty() ? parse_size_range(o.sizes) : std::vector<int64_t>{0};
   o.auth_token = !o.auth_token_file.empty() ? read_token_file(o.auth_token_file) : generate_token();
   QuietLog quiet;
@@ -294,6 +320,12 @@ void add_ps_bench(CLI::App& bench) {
   command->add_option("--workers", o->workers, "Worker threads (the sync servers wait for all of them each round)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  command->add_option("--first-worker", o->first_worker,
+                      "The first of this process's worker ids (with --world: the others run elsewhere)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--world", o->world,
+                      "Workers in all processes, which the servers wait for (default: --first-worker + --workers)")
+      ->check(CLI::PositiveNumber);
   command->add_option("--servers", o->servers, "Running sync servers host:port,... in shard order (default: start "
                                                "--shards in-process servers per size; the payload is their model)")
       ->delimiter(',');

@@ -72,13 +72,14 @@ double warm_up(BenchWorker& worker, int rounds) {
 // different per worker, so a gradient lost, doubled or misplaced moves a value by a multiple of
 // 1/N. The sync server sums them in worker order, scales by 1/N and applies SGD at lr 1, so every
 // worker must pull old − sum · (1/N). The tolerance admits only another rounding of that mean.
-int64_t check_round(std::vector<std::unique_ptr<BenchWorker>>& workers, const std::function<void()>& on_failure) {
-  const int world = static_cast<int>(workers.size());
+int64_t check_round(std::vector<std::unique_ptr<BenchWorker>>& workers, int world, const std::function<void()>& on_failure) {
+  const int here = static_cast<int>(workers.size());
   const std::vector<float> old = workers[0]->values();
-  run_workers(world, [&](int w) {
-    std::vector<float>& grads = workers[static_cast<size_t>(w)]->grads();
-    for (size_t i = 0; i < grads.size(); ++i) grads[i] = check_gradient(w, static_cast<int64_t>(i));
-    workers[static_cast<size_t>(w)]->round();
+  run_workers(here, [&](int w) {
+    BenchWorker& worker = *workers[static_cast<size_t>(w)];
+    std::vector<float>& grads = worker.grads();
+    for (size_t i = 0; i < grads.size(); ++i) grads[i] = check_gradient(worker.id(), static_cast<int64_t>(i));
+    worker.round();
     std::fill(grads.begin(), grads.end(), 0.0f);
   }, on_failure);
   const float scale = 1.0f / static_cast<float>(world);
@@ -88,13 +89,13 @@ int64_t check_round(std::vector<std::unique_ptr<BenchWorker>>& workers, const st
     for (int w = 0; w < world; ++w) sum += check_gradient(w, static_cast<int64_t>(i));
     const float expected = old[i] - (world > 1 ? sum * scale : sum);
     const float tolerance = 4 * FLT_EPSILON * std::max(1.0f, std::fabs(expected));
-    for (int w = 0; w < world; ++w) {
+    for (int w = 0; w < here; ++w) {
       const float got = workers[static_cast<size_t>(w)]->values()[i];
       if (std::fabs(got - expected) <= tolerance) continue;
       if (wrong++ == 0) {
         spdlog::error("worker {} pulled {} at element {} of {}, expected {} (old value {} minus the mean gradient; "
                       "external servers must run SGD at lr 1 without momentum or weight decay)",
-                      w, got, i, old.size(), expected, old[i]);
+                      workers[static_cast<size_t>(w)]->id(), got, i, old.size(), expected, old[i]);
       }
     }
   }
@@ -135,12 +136,12 @@ void LocalServers::stop() {
 }
 
 BenchWorker::BenchWorker(int worker, const PsBenchOptions& options, const std::vector<std::string>& servers)
-    : worker_(worker), world_(options.workers), run_id_(options.run_id) {
+    : worker_(worker), world_(options.world > 0 ? options.world : options.workers), run_id_(options.run_id) {
   PsClientOptions client;
   client.servers = servers;
   client.run_id = options.run_id;
   client.worker = worker;
-  client.world = options.workers;
+  client.world = world_;
   client.timeout_seconds = options.timeout_s;
   client.security.auth_token = options.auth_token;
   client.retries = 2;

@@ -16,7 +16,9 @@ namespace dtbench {
 
 struct PsBenchOptions {
   std::string sizes = "4KiB:64MiB";
-  int workers = 1;
+  int workers = 1;       // worker threads in this process
+  int first_worker = 0;  // their ids: first_worker .. first_worker + workers - 1
+  int world = 0;         // workers the servers wait for, in every process; 0: `workers`
   std::vector<std::string> servers;  // host:port in shard order; empty: in-process servers
   int shards = 1;                    // in-process servers per size
   int iterations = 0;                // 0: automatic, about target_ms per size
@@ -62,6 +64,7 @@ class BenchWorker {
   // Tells every shard this worker is done (a server stops once all its workers are).
   void goodbye();
 
+  int id() const { return worker_; }
   std::vector<float>& grads() { return grads_; }
   const std::vector<float>& values() const { return values_; }
 
@@ -89,7 +92,8 @@ void run_workers(int workers, const std::function<void(int)>& fn, const std::fun
 double warm_up(BenchWorker& worker, int rounds);
 
 // The check round: every worker pushes known small integers; returns how many pulled values
-// differ from old value − the workers' mean gradient (external servers must run SGD at lr 1).
-int64_t check_round(std::vector<std::unique_ptr<BenchWorker>>& workers, const std::function<void()>& on_failure);
+// differ from old value − the mean gradient of all `world` workers, those of other processes
+// included (external servers must run SGD at lr 1).
+int64_t check_round(std::vector<std::unique_ptr<BenchWorker>>& workers, int world, const std::function<void()>& on_failure);
 
 }  // namespace dtbench
