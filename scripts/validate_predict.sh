@@ -67,7 +67,7 @@ bench_ps() {  # dir hosts link
     port=$((port + 1))
     local log="$out/logs/psbench-$2-$3-$model.log" tok="$out/psbench/$2-$3-$model"
     "$dtbench" cluster exec "$cluster" 0 --timeout-s 300 -- "$dtbench" ps --listen "$server:$port" --workers 1 \
-      --mode sync --no-checkpoint --run-id bench-ps --output "$tok" --set model=$model --set dataset.format=cifar10 --set "dataset.path=$out/data" \
+      --mode sync --no-checkpoint --run-id bench-ps --output "$tok" --config "configs/study/$model-cifar10.yaml" --set "dataset.path=$out/data" \
       --set optimizer.lr=1 --set optimizer.momentum=0 --set optimizer.weight_decay=0 > "$log" 2>&1 &
     wait_listening "$log"
     "$dtbench" cluster exec "$cluster" 1 --timeout-s 300 -- "$dtbench" bench ps --servers "$server:$port" --iters 5 \
@@ -82,6 +82,39 @@ files = [json.load(open(f)) for f in sys.argv[2:]]
 merged = dict(files[0]); merged["rows"] = [r for f in files for r in f["rows"]]
 json.dump(merged, open(sys.argv[1], "w"), indent=2)
 EOF
+}
+
+# The study's layout without the training: a sync shard of the model beside each host's worker,
+# one bench ps process per host (--first-worker h --world H), so every worker pushes to every shard
+# at once on the machine's shared cores, as a ps-sync step does.
+bench_ps_world() {  # dir hosts link
+  local rows=() token="$out/psbench/token-world"
+  [ -f "$token" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$token")
+  for model in lenet5 alexnet resnet18; do
+    local servers="" log="$out/logs/psworld-$2-$3-$model.log" tag="$out/psbench/world-$2-$3-$model"
+    for ((h = 0; h < $2; h++)); do
+      local address; address=$(host_address "$1" "$h")
+      "$dtbench" cluster exec "$cluster" "$h" --timeout-s 300 -- "$dtbench" ps --listen "$address:52000" --shard "$h" \
+        --shards "$2" --workers "$2" --mode sync --no-checkpoint --run-id bench-ps --output "$tag" \
+        --auth-token-file "$token" --config "configs/study/$model-cifar10.yaml" --set "dataset.path=$out/data" \
+        --set optimizer.lr=1 --set optimizer.momentum=0 --set optimizer.weight_decay=0 > "$log.server$h" 2>&1 &
+      servers+="${servers:+,}$address:52000"
+    done
+    for ((h = 0; h < $2; h++)); do wait_listening "$log.server$h"; done
+    for ((h = 0; h < $2; h++)); do
+      "$dtbench" cluster exec "$cluster" "$h" --timeout-s 300 -- "$dtbench" bench ps --servers "$servers" \
+        --first-worker "$h" --world "$2" --iters 5 --run-id bench-ps --auth-token-file "$token" \
+        --json "$tag-worker$h.json" > "$log.worker$h" 2>&1 &
+    done
+    wait
+    rows+=("$tag-worker0.json")
+  done
+  python3 - "$out/fit/psworld-$2-$3.json" "${rows[@]}" <<'EOF2'
+import json, sys
+files = [json.load(open(f)) for f in sys.argv[2:]]
+merged = dict(files[0]); merged["rows"] = [r for f in files for r in f["rows"]]
+json.dump(merged, open(sys.argv[1], "w"), indent=2)
+EOF2
 }
 
 train_run() {  # dir hosts link model transport
@@ -115,6 +148,7 @@ for hosts in $hosts_list; do
     echo "$(date -u +%T) cluster $cluster: $hosts hosts at $link"
     [ -f "$out/fit/ar-$hosts-$link.json" ] || bench_allreduce "$dir" "$hosts" "$link"
     [ -f "$out/fit/ps-$hosts-$link.json" ] || bench_ps "$dir" "$hosts" "$link"
+    [ -f "$out/fit/psworld-$hosts-$link.json" ] || bench_ps_world "$dir" "$hosts" "$link"
     for model in $models; do
       for transport in $transports; do
         train_run "$dir" "$hosts" "$link" "$model" "$transport"

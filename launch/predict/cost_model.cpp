@@ -72,8 +72,16 @@ double largest_server_link_bytes(int64_t bytes, int workers, const ServerLayout&
   return static_cast<double>(bytes) * largest_share(layout, workers) * at_once;
 }
 
+// A size this close beyond the curve's first or last is read as that size: a run's buckets hold
+// its parameters padded to alignment, a bench's payload only the parameters (LeNet-5: 58 floats).
+constexpr double kCurveEndSlack = 0.01;
+
 // The measured curve's time at `bytes`, log-log between the two sizes around it; -1 outside it.
 double on_measured_curve(int64_t bytes, const std::vector<std::pair<int64_t, double>>& curve) {
+  if (curve.empty()) return -1.0;
+  const auto within = [&](int64_t end) { return std::abs(static_cast<double>(bytes - end)) <= kCurveEndSlack * end; };
+  if (bytes < curve.front().first && within(curve.front().first)) return curve.front().second;
+  if (bytes > curve.back().first && within(curve.back().first)) return curve.back().second;
   for (size_t k = 1; k < curve.size(); ++k) {
     const auto [low_bytes, low_s] = curve[k - 1];
     const auto [high_bytes, high_s] = curve[k];
@@ -84,6 +92,14 @@ double on_measured_curve(int64_t bytes, const std::vector<std::pair<int64_t, dou
     return std::exp(std::log(low_s) + f * (std::log(high_s) - std::log(low_s)));
   }
   return -1.0;
+}
+
+// A sync round (push, the servers' work, pull) as measured at this N with a shard beside each
+// worker, one bench process per host (bench ps --world): on shared cores the N(N-1) connections
+// and N servers' threads cost what no one-worker bench shows. -1 where nobody measured it.
+double measured_ps_round(int64_t bytes, int workers, const ServerLayout& layout, const NetworkConstants& c) {
+  if (workers != c.curve_workers || !layout.beside_workers || shard_count(layout, workers) != workers) return -1.0;
+  return on_measured_curve(bytes, c.curve);
 }
 
 }  // namespace
@@ -130,15 +146,19 @@ StepPrediction predict_step(PredictTransport transport, const Workload& w, int w
   const double share = largest_share(layout, workers);
   const bool sync = transport == PredictTransport::PsSync;  // the barrier lines the pushes up
   const double transfer = 2 * ps_transfer_seconds(w.gradient_bytes, workers, layout, c, sync);  // push + pull
+  const double sync_servers = server_seconds(w.gradient_bytes, workers, share, c);
+  const double measured = measured_ps_round(w.gradient_bytes, workers, layout, c);
   if (sync) {
     // The barrier: every worker's push, the slowest's too, is in before the servers sum all N and
     // step once.
-    p.comm_total_s = transfer + server_seconds(w.gradient_bytes, workers, share, c);
+    p.comm_total_s = measured >= 0 ? measured : transfer + sync_servers;
     p.comm_exposed_s = p.comm_total_s + w.straggler_s;
   } else {
     // No barrier: a worker waits for its own round only, unless the servers' links or cores,
-    // which every worker's gradient passes once per step, are the slower.
-    p.comm_total_s = transfer + server_seconds(w.gradient_bytes, 1, share, c);
+    // which every worker's gradient passes once per step, are the slower. A measured sync round
+    // stands for the transfer, its servers' work swapped for one gradient's.
+    const double own_servers = server_seconds(w.gradient_bytes, 1, share, c);
+    p.comm_total_s = measured >= 0 ? std::max(own_servers, measured - sync_servers + own_servers) : transfer + own_servers;
     const double server_link =
         largest_server_link_bytes(w.gradient_bytes, workers, layout, /*together=*/true) / c.beta_bytes_per_s;
     const double server_cores = workers * server_seconds(w.gradient_bytes, 1, share, c);

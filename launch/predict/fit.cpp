@@ -90,6 +90,14 @@ void set_measured_curve(const std::vector<AllreduceSample>& samples, NetworkCons
   c.curve_workers = samples.front().workers;
 }
 
+void set_measured_ps_rounds(const std::vector<PsSample>& samples, NetworkConstants& c) {
+  std::vector<AllreduceSample> rounds;
+  for (const PsSample& s : samples) {
+    rounds.push_back({.bytes = s.bytes, .workers = s.world, .seconds = s.round_s, .median_seconds = s.median_round_s});
+  }
+  set_measured_curve(rounds, c);
+}
+
 NetworkConstants fit_ps(const std::vector<PsSample>& samples, double reduce_s_per_byte) {
   std::vector<Row> rows;
   double server_per_shard_byte = 0, weight = 0, tcp_s = 0, tcp_bytes = 0;

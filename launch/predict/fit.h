@@ -35,9 +35,14 @@ struct AllreduceSample {
 struct PsSample {
   int64_t bytes = 0;
   int workers = 1, shards = 1;  // bench ps: worker threads against shards on another host
+  // Workers the servers waited for: more than `workers` when bench ps ran one process per host
+  // (--world), each beside a shard, as the study's ps runs do.
+  int world = 1;
   double transfer_s = 0.0;      // push + pull
   double server_s = 0.0;        // wait: the servers' aggregation and update
   double tcp_s = 0.0;           // the same bytes out and back over loopback TCP, no link (0: not measured)
+  double round_s = 0.0;         // the whole round, push + wait + pull: mean, and median (0: not given)
+  double median_round_s = 0.0;
 };
 
 // alpha and beta of allreduce_seconds() given the reduce cost per byte (measured apart: it and
@@ -46,6 +51,9 @@ NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, doub
 // The samples as cost_model.h's measured curve (sorted by size, sizes measured twice averaged),
 // when they all have one rank count; else none.
 void set_measured_curve(const std::vector<AllreduceSample>& samples, NetworkConstants& c);
+// The rounds of bench ps spread over a world of processes (PsSample::world > workers) as
+// cost_model.h's measured curve of parameter-server rounds, when they all have one world; else none.
+void set_measured_ps_rounds(const std::vector<PsSample>& samples, NetworkConstants& c);
 // alpha, beta from push + pull, the server's apply cost per byte from the wait, less summing the
 // one worker's gradient in (reduce_s_per_byte), and TCP's CPU per byte from the loopback rounds
 // (their total time over their total bytes: the large payloads, where latency does not show).

@@ -186,6 +186,43 @@ TEST(PredictFit, AllreducesShareTheTcpCostOfTheParameterServerProbe) {
   std::filesystem::remove_all(dir);
 }
 
+// bench ps spread over a world of processes (--world, one per host) gives the measured sync rounds
+// at that many workers, medians by size; the line is fitted from the one-process file alone, which
+// the fit cannot do without.
+TEST(PredictFit, ParameterServerRoundsOfAWorldOfProcessesAreTheCurve) {
+  const auto dir = std::filesystem::temp_directory_path() / ("predict-world-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  nlohmann::json one = nlohmann::json::array(), world = nlohmann::json::array();
+  for (double bytes = 65536; bytes <= 32 << 20; bytes *= 4) {
+    one.push_back({{"bytes", bytes}, {"push_us", 100 + bytes / 100}, {"pull_us", 100 + bytes / 100}, {"wait_us", 0}});
+  }
+  for (double bytes : {1e6, 4e6}) {  // rounds far slower than the line: they must not move it
+    world.push_back({{"bytes", bytes}, {"push_us", bytes}, {"pull_us", bytes}, {"wait_us", 0},
+                     {"time_us", bytes * 3}, {"p50_us", bytes * 2}});
+  }
+  const nlohmann::json one_file = {{"benchmark", "ps"}, {"workers", 1}, {"shards", 1}, {"rows", one}};
+  std::ofstream(dir / "one.json") << one_file;
+  std::ofstream(dir / "world.json") << nlohmann::json{{"benchmark", "ps"}, {"workers", 1}, {"world", 3},
+                                                      {"shards", 3}, {"rows", world}};
+  const LinkRate link = parse_link_rate("1gbit");
+  const FittedConstants alone({{.link = link, .path = dir / "one.json"}}, kReduce);
+  const FittedConstants both({{.link = link, .path = dir / "one.json"}, {.link = link, .path = dir / "world.json"}},
+                             kReduce);
+  for (auto transport : {PredictTransport::PsSync, PredictTransport::PsAsync}) {
+    const NetworkConstants c = both.at(transport, link);
+    EXPECT_EQ(c.curve_workers, 3);
+    ASSERT_EQ(c.curve.size(), 2u);
+    EXPECT_EQ(c.curve[0], (std::pair<int64_t, double>{1000000, 2.0}));
+    EXPECT_EQ(c.curve[1], (std::pair<int64_t, double>{4000000, 8.0}));
+    EXPECT_DOUBLE_EQ(c.alpha_s, alone.at(transport, link).alpha_s);
+    EXPECT_DOUBLE_EQ(c.beta_bytes_per_s, alone.at(transport, link).beta_bytes_per_s);
+    EXPECT_NE(c.source.find("at 3 workers"), std::string::npos) << c.source;
+    EXPECT_TRUE(alone.at(transport, link).curve.empty());
+  }
+  EXPECT_THROW(FittedConstants({{.link = link, .path = dir / "world.json"}}, kReduce), InputError);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(PredictFit, ReduceCostIsPositiveAndBelowAMicrosecondPerByte) {
   const double cost = measure_reduce_s_per_byte();
   EXPECT_GT(cost, 0.0);

@@ -56,8 +56,8 @@ TEST(PredictModel, StepGrowsWithWorkersAndShrinksWithTheLink) {
 }
 
 // Between the sizes measured at the same rank count, the time is read off the measured curve (at a
-// measured size exactly, between two the geometric mean at the geometric middle); beyond them, or
-// for other rank counts, the fitted line.
+// measured size exactly, between two the geometric mean at the geometric middle); beyond them (by
+// more than 1 %), or for other rank counts, the fitted line.
 TEST(PredictModel, AllreduceReadsTheMeasuredCurveWithinItsSizes) {
   NetworkConstants c = link(10);
   const double line_at_8 = allreduce_seconds(8 << 20, 2, c), line_at_1_on_3 = allreduce_seconds(1 << 20, 3, c);
@@ -66,6 +66,9 @@ TEST(PredictModel, AllreduceReadsTheMeasuredCurveWithinItsSizes) {
   EXPECT_DOUBLE_EQ(allreduce_seconds(1 << 20, 2, c), 0.002);
   EXPECT_DOUBLE_EQ(allreduce_seconds(4 << 20, 2, c), 0.008);
   EXPECT_NEAR(allreduce_seconds(2 << 20, 2, c), std::sqrt(0.002 * 0.008), 1e-12);
+  // Within 1 % beyond an end (a run's buckets padded to alignment), the end's time.
+  EXPECT_DOUBLE_EQ(allreduce_seconds((4 << 20) + 4000, 2, c), 0.008);
+  EXPECT_DOUBLE_EQ(allreduce_seconds((1 << 20) - 1000, 2, c), 0.002);
   EXPECT_DOUBLE_EQ(allreduce_seconds(8 << 20, 2, c), line_at_8);
   EXPECT_DOUBLE_EQ(allreduce_seconds(1 << 20, 3, c), line_at_1_on_3);
   EXPECT_EQ(allreduce_seconds(1 << 20, 1, c), 0.0);
@@ -229,6 +232,37 @@ TEST(PredictModel, AsyncPushesMeetAtTheServerOnlyOnAverage) {
   w.compute.backward_s = 0.010;  // now the worker's own round is the longer
   EXPECT_NEAR(predict_step(PredictTransport::PsAsync, w, 4, skewed, free_server).step_s,
               0.010 + 2 * (50e-6 + 0.8 * s / b), 1e-12);
+}
+
+// Where bench ps measured the sync round at N workers, each beside a shard, the parameter servers'
+// comm at that N is the measured round (log-log between two sizes); async swaps the sync servers'
+// work of N gradients for its own one's. Other N, or another layout, keep the fitted line.
+TEST(PredictModel, ParameterServersReadTheMeasuredRoundAtItsWorkers) {
+  NetworkConstants c = link(10);
+  Workload w;
+  w.compute.backward_s = 0.001;
+  w.gradient_bytes = 2 << 20;
+  const ServerLayout beside{};  // one shard per worker, beside it
+  const StepPrediction line_at_3 = predict_step(PredictTransport::PsSync, w, 3, beside, c);
+  const StepPrediction line_at_2 = predict_step(PredictTransport::PsSync, w, 2, beside, c);
+  const StepPrediction line_apart = predict_step(PredictTransport::PsSync, w, 3, {.shards = 1, .beside_workers = false}, c);
+  c.curve = {{1 << 20, 0.010}, {4 << 20, 0.030}};
+  c.curve_workers = 3;
+  const double round = std::sqrt(0.010 * 0.030);  // 2 MiB: the geometric middle of 1 and 4 MiB
+  const StepPrediction sync = predict_step(PredictTransport::PsSync, w, 3, beside, c);
+  EXPECT_NEAR(sync.comm_total_s, round, 1e-12);
+  EXPECT_NEAR(sync.step_s, 0.001 + round, 1e-12);
+  // The servers' work (the largest shard holds a third): all 3 gradients summed and one step in
+  // sync, one gradient and one step in async.
+  const double third = (2 << 20) / 3.0;
+  const double sync_servers = third * (3 * c.reduce_s_per_byte + c.apply_s_per_byte);
+  const double own_servers = third * (c.reduce_s_per_byte + c.apply_s_per_byte);
+  EXPECT_NEAR(predict_step(PredictTransport::PsAsync, w, 3, beside, c).comm_total_s,
+              round - sync_servers + own_servers, 1e-12);
+  EXPECT_DOUBLE_EQ(predict_step(PredictTransport::PsSync, w, 2, beside, c).step_s, line_at_2.step_s);
+  EXPECT_DOUBLE_EQ(predict_step(PredictTransport::PsSync, w, 3, {.shards = 1, .beside_workers = false}, c).step_s,
+                   line_apart.step_s);
+  EXPECT_GT(sync.step_s, line_at_3.step_s);  // the measured round here is slower than the line
 }
 
 TEST(PredictModel, AsyncNeverWaitsLongerThanSync) {
