@@ -2,14 +2,17 @@
 # Measures what `dtbench predict` is checked against, on the emulated cluster (as root): for each
 # host count and link rate it brings a cluster up, fits the transports' constants there (`bench
 # allreduce` across every host, at doubling sizes and the models' buckets; `bench ps` of one worker
-# against a server on another host, at three payloads), then trains each model two short epochs with each transport, one worker per host
-# and, for the parameter servers, one shard beside each worker (the study's layout). The cluster
+# against a server on another host, at the three models' payloads; `bench ps` of a worker on every
+# host against a shard beside each, sync and async), then trains each model two short epochs with
+# each transport, one worker per host and, for the parameter servers, one shard beside each worker
+# (the study's layout). The cluster
 # goes down after each setting, also on failure or Ctrl-C. Afterwards run
 # scripts/validate_predict_compare.py OUT to set predicted against measured.
 #
 #   scripts/validate_predict.sh OUT [HOSTS="2 3"] [LINKS="1gbit 10gbit"] [MODELS="lenet5 alexnet resnet18"]
 #
-# Layout of OUT: fit/ar-H-LINK.json, fit/ps-H-LINK.json (bench outputs), runs/MODEL-TRANSPORT-H-LINK/
+# Layout of OUT: fit/ar-H-LINK.json, fit/ps-H-LINK.json, fit/psworld-{sync,async}-H-LINK.json (bench
+# outputs), runs/MODEL-TRANSPORT-H-LINK/
 # (run directories), logs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -84,32 +87,34 @@ json.dump(merged, open(sys.argv[1], "w"), indent=2)
 EOF
 }
 
-# The study's layout without the training: a sync shard of the model beside each host's worker,
-# one bench ps process per host (--first-worker h --world H), so every worker pushes to every shard
-# at once on the machine's shared cores, as a ps-sync step does.
-bench_ps_world() {  # dir hosts link
-  local rows=() token="$out/psbench/token-world"
+# The study's layout without the training: a shard of the model beside each host's worker, sync or
+# async, one bench ps process per host (--first-worker h --world H), so every worker pushes to every
+# shard on the machine's shared cores, as a ps step does. Async servers count from version 0, and
+# 20 warm-up rounds keep a late process from meeting another's check push.
+bench_ps_world() {  # dir hosts link mode file
+  local rows=() token="$out/psbench/token-world" port=52000
   [ -f "$token" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$token")
   for model in lenet5 alexnet resnet18; do
-    local servers="" log="$out/logs/psworld-$2-$3-$model.log" tag="$out/psbench/world-$2-$3-$model"
+    local servers="" log="$out/logs/psworld-$4-$2-$3-$model.log" tag="$out/psbench/world-$4-$2-$3-$model"
+    port=$((port + 1))
     for ((h = 0; h < $2; h++)); do
       local address; address=$(host_address "$1" "$h")
-      "$dtbench" cluster exec "$cluster" "$h" --timeout-s 300 -- "$dtbench" ps --listen "$address:52000" --shard "$h" \
-        --shards "$2" --workers "$2" --mode sync --no-checkpoint --run-id bench-ps --output "$tag" \
+      "$dtbench" cluster exec "$cluster" "$h" --timeout-s 300 -- "$dtbench" ps --listen "$address:$port" --shard "$h" \
+        --shards "$2" --workers "$2" --mode "$4" --no-checkpoint --run-id bench-ps --output "$tag" \
         --auth-token-file "$token" --config "configs/study/$model-cifar10.yaml" --set "dataset.path=$out/data" \
         --set optimizer.lr=1 --set optimizer.momentum=0 --set optimizer.weight_decay=0 > "$log.server$h" 2>&1 &
-      servers+="${servers:+,}$address:52000"
+      servers+="${servers:+,}$address:$port"
     done
     for ((h = 0; h < $2; h++)); do wait_listening "$log.server$h"; done
     for ((h = 0; h < $2; h++)); do
       "$dtbench" cluster exec "$cluster" "$h" --timeout-s 300 -- "$dtbench" bench ps --servers "$servers" \
-        --first-worker "$h" --world "$2" --iters 5 --run-id bench-ps --auth-token-file "$token" \
+        --first-worker "$h" --world "$2" --iters 5 --warmup 20 --run-id bench-ps --auth-token-file "$token" \
         --json "$tag-worker$h.json" > "$log.worker$h" 2>&1 &
     done
     wait
     rows+=("$tag-worker0.json")
   done
-  python3 - "$out/fit/psworld-$2-$3.json" "${rows[@]}" <<'EOF2'
+  python3 - "$5" "${rows[@]}" <<'EOF2'
 import json, sys
 files = [json.load(open(f)) for f in sys.argv[2:]]
 merged = dict(files[0]); merged["rows"] = [r for f in files for r in f["rows"]]
@@ -148,7 +153,10 @@ for hosts in $hosts_list; do
     echo "$(date -u +%T) cluster $cluster: $hosts hosts at $link"
     [ -f "$out/fit/ar-$hosts-$link.json" ] || bench_allreduce "$dir" "$hosts" "$link"
     [ -f "$out/fit/ps-$hosts-$link.json" ] || bench_ps "$dir" "$hosts" "$link"
-    [ -f "$out/fit/psworld-$hosts-$link.json" ] || bench_ps_world "$dir" "$hosts" "$link"
+    for mode in sync async; do
+      file="$out/fit/psworld-$mode-$hosts-$link.json"
+      [ -f "$file" ] || bench_ps_world "$dir" "$hosts" "$link" "$mode" "$file"
+    done
     for model in $models; do
       for transport in $transports; do
         train_run "$dir" "$hosts" "$link" "$model" "$transport"

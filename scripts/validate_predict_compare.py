@@ -3,8 +3,8 @@
 
 For every run directory OUT/runs/MODEL-TRANSPORT-HOSTS-LINK it predicts the step of TRANSPORT at
 HOSTS workers and LINK from the run's own compute phases and the constants fitted on that cluster
-(OUT/fit/ar-HOSTS-LINK.json, OUT/fit/ps-HOSTS-LINK.json, and OUT/fit/psworld-HOSTS-LINK.json where
-bench ps ran one process per host), and compares with the run's measured mean
+(OUT/fit/ar-HOSTS-LINK.json, OUT/fit/ps-HOSTS-LINK.json, and OUT/fit/psworld-MODE-HOSTS-LINK.json
+where bench ps ran one process per host against sync and async servers), and compares with the run's measured mean
 step (epochs after the first). Prints one row per run, then the median absolute error and the worst
 case per transport and over all; writes OUT/validation.csv.
 
@@ -42,8 +42,9 @@ def shared_cores(run: pathlib.Path) -> int:
 def predicted_step(dtbench: str, out: pathlib.Path, run: pathlib.Path, m: dict) -> float:
     hosts, link = m["hosts"], m["link"]
     files = [out / "fit" / f"{kind}-{hosts}-{link}.json" for kind in ("ar", "ps")]
-    spread = out / "fit" / f"psworld-{hosts}-{link}.json"  # optional: older validations lack it
-    fits = ",".join(f"{link}:{f}" for f in files + ([spread] if spread.exists() else []))
+    # bench ps one process per host, sync and async servers: optional, older validations lack them
+    spread = [out / "fit" / f"psworld-{mode}-{hosts}-{link}.json" for mode in ("sync", "async")]
+    fits = ",".join(f"{link}:{f}" for f in files + [f for f in spread if f.exists()])
     target = out / "predict" / run.name
     subprocess.run([dtbench, "predict", str(run), "--workers", m["hosts"], "--link", m["link"], "--transport",
                     m["transport"], "--fit", fits, "--shared-cores", str(shared_cores(run)), "--out", str(target)],

@@ -17,6 +17,9 @@
 // every value must be its old value minus the workers' mean gradient. Workers are threads, each
 // with its own connections, laid out from what the servers answer to Register — so --servers can
 // point at `dtbench ps` shards of any model (their optimizer must then be SGD lr 1 for the check).
+// Such shards may run in async mode: a round is then one worker's push and pull with no barrier
+// (wait: its own gradient applied), and before the check every worker waits until the servers hold
+// every worker's rounds. With --world, each host's process runs its share of the workers.
 #include "launch/bench/ps.h"
 
 #include <algorithm>
@@ -67,6 +70,7 @@ struct SizeResult {
   double pull_seconds = 0;
   double gbps = 0;          // 2 · bytes / mean_seconds / 1e9
   int64_t wrong_count = 0;  // over every worker's pulled values in the check round
+  bool async = false;       // the servers' mode: a round is then one worker's, without a barrier
   TcpRoundResult tcp;       // the same payload echoed over one plain TCP loopback connection
   TcpRoundResult tcp_workers;  // ... over one connection per worker at once
 };
@@ -133,7 +137,9 @@ SizeResult bench_size(const PsBenchOptions& o, const std::vector<std::string>& s
   }, on_failure);
   const int64_t wrong = check_round(workers, o.world, on_failure);
   run_workers(o.workers, [&](int w) { worker(w).goodbye(); }, on_failure);
-  return summarise(timed, static_cast<int64_t>(worker(0).values().size() * sizeof(float)), wrong);
+  SizeResult result = summarise(timed, static_cast<int64_t>(worker(0).values().size() * sizeof(float)), wrong);
+  result.async = worker(0).async();
+  return result;
 }
 
 std::string load_average() {
@@ -148,7 +154,7 @@ void print_header(const PsBenchOptions& o) {
       o.servers.empty()
           ? fmt::format("{} in-process sync server shard(s) per size on 127.0.0.1 (SGD lr 1), keys of at most {} KiB",
                         o.shards, kKeyFloatCount * 4 / 1024)
-          : fmt::format("the sync servers {}", fmt::join(o.servers, ","));
+          : fmt::format("the servers {} (sync or async, as they run)", fmt::join(o.servers, ","));
   const std::string whose = o.world == o.workers ? fmt::format("{} worker thread(s)", o.workers)
                                                  : fmt::format("workers {}..{} of {} (threads; the others in other processes)",
                                                                o.first_worker, o.first_worker + o.workers - 1, o.world);
@@ -215,7 +221,7 @@ nlohmann::json row_json(const SizeResult& r) {
           {"gbps_over_tcp_connections", r.gbps / r.tcp_workers.gbps}};
 }
 
-void write_json(const PsBenchOptions& o, const nlohmann::json& rows) {
+void write_json(const PsBenchOptions& o, const nlohmann::json& rows, bool async) {
   const nlohmann::json report = {
       {"benchmark", "ps"},
       {"workers", o.workers},
@@ -223,7 +229,7 @@ void write_json(const PsBenchOptions& o, const nlohmann::json& rows) {
       {"world", o.world},
       {"servers", o.servers.empty() ? nlohmann::json("in-process") : nlohmann::json(o.servers)},
       {"shards", o.servers.empty() ? o.shards : static_cast<int>(o.servers.size())},
-      {"mode", "sync"},
+      {"mode", async ? "async" : "sync"},
       {"host", host_name()},
       {"load_average", load_average()},
       {"datatype", "float32"},
@@ -286,6 +292,7 @@ void run_ps_bench(PsBenchOptions o, bool sizes_given, bool shards_given) {
   QuietLog quiet;
   print_header(o);
   nlohmann::json rows = nlohmann::json::array();
+  bool async = false;
   int64_t wrong = 0;
   for (int64_t bytes : sizes) {
     SizeResult result;
@@ -302,9 +309,10 @@ void run_ps_bench(PsBenchOptions o, bool sizes_given, bool shards_given) {
     }
     print_row(result);
     rows.push_back(row_json(result));
+    async = result.async;
     wrong += result.wrong_count;
   }
-  if (!o.json.empty()) write_json(o, rows);
+  if (!o.json.empty()) write_json(o, rows, async);
   if (wrong > 0) throw LogicError(fmt::format("parameter-server verification failed: {} wrong values", wrong));
 }
 
@@ -312,7 +320,7 @@ void run_ps_bench(PsBenchOptions o, bool sizes_given, bool shards_given) {
 
 void add_ps_bench(CLI::App& bench) {
   auto* command = bench.add_subcommand(
-      "ps", "Push + pull round time of sync parameter servers over payload sizes (compare: bench allreduce)");
+      "ps", "Push + pull round time of parameter servers over payload sizes (compare: bench allreduce)");
   auto o = std::make_shared<PsBenchOptions>();
   auto* sizes = command->add_option("--sizes", o->sizes,
                                     "Payload sizes MIN:MAX in bytes, doubling, or one size; several joined by commas")
@@ -326,7 +334,7 @@ void add_ps_bench(CLI::App& bench) {
   command->add_option("--world", o->world,
                       "Workers in all processes, which the servers wait for (default: --first-worker + --workers)")
       ->check(CLI::PositiveNumber);
-  command->add_option("--servers", o->servers, "Running sync servers host:port,... in shard order (default: start "
+  command->add_option("--servers", o->servers, "Running servers (sync or async) host:port,... in shard order (default: start "
                                                "--shards in-process servers per size; the payload is their model)")
       ->delimiter(',');
   auto* shards = command->add_option("--shards", o->shards, "In-process servers per size")

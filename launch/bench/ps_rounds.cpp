@@ -29,6 +29,9 @@ float small_integer(uint64_t seed, int64_t i) {
 
 float check_gradient(int worker, int64_t i) { return small_integer(1000 + static_cast<uint64_t>(worker), i); }
 
+// How long an async worker waits for the others' rounds to reach the servers after its own.
+constexpr double kSettleSeconds = 60;
+
 }  // namespace
 
 // fn(worker) on a thread per worker. The first failure runs `on_failure` at once (so the other
@@ -74,21 +77,30 @@ double warm_up(BenchWorker& worker, int rounds) {
 // worker must pull old − sum · (1/N). The tolerance admits only another rounding of that mean.
 int64_t check_round(std::vector<std::unique_ptr<BenchWorker>>& workers, int world, const std::function<void()>& on_failure) {
   const int here = static_cast<int>(workers.size());
-  const std::vector<float> old = workers[0]->values();
+  const std::vector<float>& old = workers[0]->initial_values();
   run_workers(here, [&](int w) {
     BenchWorker& worker = *workers[static_cast<size_t>(w)];
     std::vector<float>& grads = worker.grads();
     for (size_t i = 0; i < grads.size(); ++i) grads[i] = check_gradient(worker.id(), static_cast<int64_t>(i));
     worker.round();
+    worker.settle(kSettleSeconds);
     std::fill(grads.begin(), grads.end(), 0.0f);
   }, on_failure);
+  if (workers[0]->async() && workers[0]->pushed_before_connect() >= workers[0]->rounds()) {
+    throw IoError(fmt::format("worker {} connected when the async servers already held {} gradients, as many as a "
+                              "worker's rounds: another's check push may be in its first values; start the bench "
+                              "processes together or raise --warmup",
+                              workers[0]->id(), workers[0]->pushed_before_connect()));
+  }
   const float scale = 1.0f / static_cast<float>(world);
+  // Async rounds each of the world's shares apart: a rounding per worker.
+  const float slack = workers[0]->async() ? 2.0f + 2.0f * static_cast<float>(world) : 4.0f;
   int64_t wrong = 0;
   for (size_t i = 0; i < old.size(); ++i) {
     float sum = 0.0f;
     for (int w = 0; w < world; ++w) sum += check_gradient(w, static_cast<int64_t>(i));
     const float expected = old[i] - (world > 1 ? sum * scale : sum);
-    const float tolerance = 4 * FLT_EPSILON * std::max(1.0f, std::fabs(expected));
+    const float tolerance = slack * FLT_EPSILON * std::max(1.0f, std::fabs(expected));
     for (int w = 0; w < here; ++w) {
       const float got = workers[static_cast<size_t>(w)]->values()[i];
       if (std::fabs(got - expected) <= tolerance) continue;
@@ -166,7 +178,11 @@ void BenchWorker::connect() {
       fail_input("parameter server {} is shard {} of {}, but --servers lists it as shard {} of {}", address,
                  reply.shard(), reply.shard_count(), shard, shard_count());
     }
-    if (reply.mode() != ps::SYNC) fail_input("parameter server {} runs in async mode; bench ps needs sync", address);
+    if (shard > 0 && (reply.mode() == ps::ASYNC) != async_) {
+      fail_input("parameter server {} runs in {} mode, shard 0 in the other", address,
+                 reply.mode() == ps::ASYNC ? "async" : "sync");
+    }
+    async_ = reply.mode() == ps::ASYNC;
     KeyIndex index;
     for (const ps::KeyInfo& key : reply.keys()) {
       index.position[key.key()] = index.keys.size();
@@ -183,6 +199,9 @@ void BenchWorker::connect() {
   const auto pulls = shard_threads_->run([&](int shard) { return pull(shard); });
   versions_.clear();
   for (const PullResult& result : pulls) versions_.push_back(result.version);
+  start_versions_ = versions_;
+  initial_values_ = values_;
+  rounds_ = 0;
 }
 
 // One sync step, as a ps-sync worker takes it: a PushPull to every shard at once, the gradient
@@ -194,11 +213,14 @@ RoundTimes BenchWorker::round() {
     return lines_[s]->push_pull(worker_, versions_[s], indexes_[s], grads_.data(), values_.data());
   });
   RoundTimes times{.total = seconds_since(start)};
+  ++rounds_;
   for (size_t shard = 0; shard < results.size(); ++shard) {
-    if (results[shard].version != versions_[shard] + 1) {
+    // Sync: the step's version, the next; async: at least the next, other workers' pushes may be in.
+    const int64_t version = results[shard].version, next = versions_[shard] + 1;
+    if (async_ ? version < next : version != next) {
       throw IoError(fmt::format("parameter server {} answered worker {}'s push at version {} with the values of "
-                                "version {}, not the next",
-                                lines_[shard]->address(), worker_, versions_[shard], results[shard].version));
+                                "version {}, not {}the next",
+                                lines_[shard]->address(), worker_, versions_[shard], version, async_ ? "at least " : ""));
     }
     versions_[shard] = results[shard].version;
     times.push = std::max(times.push, results[shard].written_seconds);
@@ -207,6 +229,29 @@ RoundTimes BenchWorker::round() {
   times.pull = std::min(times.pull, times.total - times.push);
   times.wait = std::max(times.total - times.push - times.pull, 0.0);
   return times;
+}
+
+int64_t BenchWorker::pushed_before_connect() const {
+  return start_versions_.empty() ? 0 : *std::max_element(start_versions_.begin(), start_versions_.end());
+}
+
+void BenchWorker::settle(double timeout_s) {
+  if (!async_) return;
+  const auto start = Clock::now();
+  for (int shard = 0; shard < shard_count(); ++shard) {
+    const auto s = static_cast<size_t>(shard);
+    const int64_t all_in = world_ * rounds_;  // async servers count every gradient from version 0
+    while (versions_[s] < all_in) {
+      if (seconds_since(start) > timeout_s) {
+        throw IoError(fmt::format("parameter server {} is at version {} after {:.0f} s; worker {} waited for {} (every "
+                                  "worker's {} rounds): were the servers fresh, and did every bench process make "
+                                  "the same rounds?",
+                                  lines_[s]->address(), versions_[s], timeout_s, worker_, all_in, rounds_));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      versions_[s] = pull(shard).version;
+    }
+  }
 }
 
 // Tells every shard this worker is done (a server stops once all its workers are).

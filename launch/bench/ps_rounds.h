@@ -59,14 +59,26 @@ class BenchWorker {
   BenchWorker(int worker, const PsBenchOptions& options, const std::vector<std::string>& servers);
   // Registers with every shard, lays out the buffers and pulls the current values.
   void connect();
-  // One sync step: push grads() to every shard at once, then pull every shard's new values.
+  // One step: push grads() to every shard at once, then pull every shard's new values (sync: once
+  // every worker's gradient is in; async: once this one's is applied).
   RoundTimes round();
+  // Async: pulls until every shard has applied every worker's rounds so far, as many as this
+  // worker's (each worker makes the same rounds), so that values() holds all of them. Sync: the
+  // last round's answer already did.
+  void settle(double timeout_s);
+  bool async() const { return async_; }
+  int64_t rounds() const { return rounds_; }
+  // The most gradients any shard held when this worker connected (async: other workers' rounds).
+  int64_t pushed_before_connect() const;
   // Tells every shard this worker is done (a server stops once all its workers are).
   void goodbye();
 
   int id() const { return worker_; }
   std::vector<float>& grads() { return grads_; }
   const std::vector<float>& values() const { return values_; }
+  // The values pulled at connect(): the timed rounds push zeros, so every later value must equal
+  // them until the check round (in async, another process's check push may already be in).
+  const std::vector<float>& initial_values() const { return initial_values_; }
 
  private:
   int shard_count() const { return static_cast<int>(lines_.size()); }
@@ -79,8 +91,12 @@ class BenchWorker {
   std::unique_ptr<ShardThreads> shard_threads_;  // as PsClient: a round costs what a ps-sync step costs
   std::vector<KeyIndex> indexes_;
   std::vector<int64_t> versions_;  // per shard: the version of the values now in values_
+  std::vector<int64_t> start_versions_;  // per shard: at connect(), before any round
+  int64_t rounds_ = 0;
+  bool async_ = false;  // the servers' mode, from their Register replies
   std::vector<float> grads_;
   std::vector<float> values_;
+  std::vector<float> initial_values_;
 };
 
 // fn(worker) on a thread per worker. The first failure runs `on_failure` at once (so the other
@@ -93,7 +109,8 @@ double warm_up(BenchWorker& worker, int rounds);
 
 // The check round: every worker pushes known small integers; returns how many pulled values
 // differ from old value − the mean gradient of all `world` workers, those of other processes
-// included (external servers must run SGD at lr 1).
+// included (external servers must run SGD at lr 1). Async servers apply each worker's share
+// apart, so there every worker first waits until all are in (settle).
 int64_t check_round(std::vector<std::unique_ptr<BenchWorker>>& workers, int world, const std::function<void()>& on_failure);
 
 }  // namespace dtbench

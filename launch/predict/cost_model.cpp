@@ -94,9 +94,10 @@ double on_measured_curve(int64_t bytes, const std::vector<std::pair<int64_t, dou
   return -1.0;
 }
 
-// A sync round (push, the servers' work, pull) as measured at this N with a shard beside each
-// worker, one bench process per host (bench ps --world): on shared cores the N(N-1) connections
-// and N servers' threads cost what no one-worker bench shows. -1 where nobody measured it.
+// A round (push, the servers' work, pull; sync: for every worker's push) as measured at this N
+// with a shard beside each worker, one bench process per host (bench ps --world): on shared cores
+// the N(N-1) connections and N servers' threads cost what no one-worker bench shows. -1 where
+// nobody measured it.
 double measured_ps_round(int64_t bytes, int workers, const ServerLayout& layout, const NetworkConstants& c) {
   if (workers != c.curve_workers || !layout.beside_workers || shard_count(layout, workers) != workers) return -1.0;
   return on_measured_curve(bytes, c.curve);
@@ -146,19 +147,16 @@ StepPrediction predict_step(PredictTransport transport, const Workload& w, int w
   const double share = largest_share(layout, workers);
   const bool sync = transport == PredictTransport::PsSync;  // the barrier lines the pushes up
   const double transfer = 2 * ps_transfer_seconds(w.gradient_bytes, workers, layout, c, sync);  // push + pull
-  const double sync_servers = server_seconds(w.gradient_bytes, workers, share, c);
   const double measured = measured_ps_round(w.gradient_bytes, workers, layout, c);
   if (sync) {
     // The barrier: every worker's push, the slowest's too, is in before the servers sum all N and
     // step once.
-    p.comm_total_s = measured >= 0 ? measured : transfer + sync_servers;
+    p.comm_total_s = measured >= 0 ? measured : transfer + server_seconds(w.gradient_bytes, workers, share, c);
     p.comm_exposed_s = p.comm_total_s + w.straggler_s;
   } else {
     // No barrier: a worker waits for its own round only, unless the servers' links or cores,
-    // which every worker's gradient passes once per step, are the slower. A measured sync round
-    // stands for the transfer, its servers' work swapped for one gradient's.
-    const double own_servers = server_seconds(w.gradient_bytes, 1, share, c);
-    p.comm_total_s = measured >= 0 ? std::max(own_servers, measured - sync_servers + own_servers) : transfer + own_servers;
+    // which every worker's gradient passes once per step, are the slower.
+    p.comm_total_s = measured >= 0 ? measured : transfer + server_seconds(w.gradient_bytes, 1, share, c);
     const double server_link =
         largest_server_link_bytes(w.gradient_bytes, workers, layout, /*together=*/true) / c.beta_bytes_per_s;
     const double server_cores = workers * server_seconds(w.gradient_bytes, 1, share, c);

@@ -38,6 +38,7 @@ struct PsSample {
   // Workers the servers waited for: more than `workers` when bench ps ran one process per host
   // (--world), each beside a shard, as the study's ps runs do.
   int world = 1;
+  bool async = false;  // the servers' mode: an async round has no barrier
   double transfer_s = 0.0;      // push + pull
   double server_s = 0.0;        // wait: the servers' aggregation and update
   double tcp_s = 0.0;           // the same bytes out and back over loopback TCP, no link (0: not measured)

@@ -49,9 +49,10 @@ void add_allreduce(const nlohmann::json& j, const FitFile& f, Groups& g) {
 void add_ps(const nlohmann::json& j, const FitFile& f, Groups& g) {
   const int workers = j.at("workers").get<int>(), shards = j.at("shards").get<int>();
   const int world = j.value("world", workers);
+  const bool async = j.value("mode", "sync") == "async";
   for (const auto& row : j.at("rows")) {
     g.ps[f.link.bits_per_s].push_back(
-        {.bytes = row.at("bytes").get<int64_t>(), .workers = workers, .shards = shards, .world = world,
+        {.bytes = row.at("bytes").get<int64_t>(), .workers = workers, .shards = shards, .world = world, .async = async,
          .transfer_s = (row.at("push_us").get<double>() + row.at("pull_us").get<double>()) / 1e6,
          .server_s = row.at("wait_us").get<double>() / 1e6, .tcp_s = row.value("tcp_us", 0.0) / 1e6,
          .round_s = row.value("time_us", 0.0) / 1e6, .median_round_s = row.value("p50_us", 0.0) / 1e6});
@@ -98,20 +99,24 @@ FittedConstants::FittedConstants(const std::vector<FitFile>& files, double reduc
   // (else at any) serves the allreduces too.
   double tcp_cpu_s_per_byte = 0;
   for (const auto& [bits, samples] : g.ps) {
-    // One process's workers fit the line; rounds spread over a world of processes are the curve.
-    std::vector<PsSample> one_process, spread;
-    for (const PsSample& s : samples) (s.world > s.workers ? spread : one_process).push_back(s);
+    // One process's workers fit the line; rounds spread over a world of processes are the curve of
+    // the transport of their servers' mode.
+    std::vector<PsSample> one_process, spread_sync, spread_async;
+    for (const PsSample& s : samples) {
+      (s.world == s.workers ? one_process : s.async ? spread_async : spread_sync).push_back(s);
+    }
     if (one_process.empty()) {
       fail_input("at {}: only bench ps runs spread over processes (--world); the fit also needs one of a single "
                  "process", links[bits].text);
     }
     for (auto transport : {PredictTransport::PsSync, PredictTransport::PsAsync}) {
       NetworkConstants c = fit_ps(one_process, reduce_s_per_byte);
-      set_measured_ps_rounds(spread, c);
+      set_measured_ps_rounds(transport == PredictTransport::PsSync ? spread_sync : spread_async, c);
       c.source = source_text(g.files[{transport, bits}], links[bits]);
       if (!c.curve.empty()) {
-        c.source += fmt::format("; at {} workers, one per host beside a shard, the measured sync rounds from {} to {} B",
-                                c.curve_workers, c.curve.front().first, c.curve.back().first);
+        c.source += fmt::format("; at {} workers, one per host beside a shard, the measured {} rounds from {} to {} B",
+                                c.curve_workers, transport == PredictTransport::PsSync ? "sync" : "async",
+                                c.curve.front().first, c.curve.back().first);
       }
       fitted_[{transport, bits}] = c;
       if (c.cpu_s_per_byte > 0) tcp_cpu_s_per_byte = c.cpu_s_per_byte;

@@ -94,45 +94,50 @@ TEST_F(ParameterServerCli, TwoShardsAndTwoWorkersMatchTheRing) {
 }
 
 // bench ps spread over processes, as on a cluster's hosts: two `bench ps --first-worker W --world 2`
-// against two shards of a model. Each process's check round expects the mean of both processes'
-// known gradients, so it passes only if the servers waited for both and each process counted the
-// other's; each writes its rows, tagged with its place in the world.
+// against two shards of a model, sync and async. Each process's check round expects the mean of
+// both processes' known gradients, so it passes only if the servers took both and each process
+// counted the other's (async: after waiting for the servers to hold every worker's rounds); each
+// writes its rows, tagged with its place in the world and the servers' mode.
 TEST_F(ParameterServerCli, BenchPsAcrossProcessesChecksTheWholeWorld) {
   const fs::path data = synth("idx", 64, 16);
   const std::string blueprint = " --set model=mlp --set dataset.path=" + data.string() +
                                 " --set optimizer.lr=1 --set optimizer.momentum=0 --set optimizer.weight_decay=0";
   const std::regex listening("listening on (\\S+)");
-  std::vector<std::unique_ptr<Background>> servers;
-  std::vector<std::string> addresses;
-  for (int shard = 0; shard < 2; ++shard) {
-    servers.push_back(std::make_unique<Background>(
-        std::string(DTBENCH_BINARY) + " ps --listen 127.0.0.1:0 --shard " + std::to_string(shard) +
-        " --shards 2 --workers 2 --mode sync --no-checkpoint --run-id bench-ps --timeout-s 20 --output " +
-        (root_ / "servers").string() + blueprint));
-    addresses.push_back(servers.back()->wait_for(listening));
-    ASSERT_FALSE(addresses.back().empty()) << servers.back()->output();
-  }
-  std::vector<std::unique_ptr<Background>> benches;
-  for (int worker = 0; worker < 2; ++worker) {
-    benches.push_back(std::make_unique<Background>(
-        std::string(DTBENCH_BINARY) + " bench ps --servers " + addresses[0] + "," + addresses[1] +
-        " --first-worker " + std::to_string(worker) + " --world 2 --iters 3 --warmup 1 --run-id bench-ps" +
-        " --timeout-s 20 --auth-token-file " + (root_ / "servers" / "ps.token").string() + " --json " +
-        (root_ / ("bench-" + std::to_string(worker) + ".json")).string()));
-  }
-  for (auto& bench : benches) EXPECT_EQ(bench->finish(), 0) << bench->output();
-  for (auto& server : servers) EXPECT_EQ(server->finish(), 0) << server->output();
-  for (int worker = 0; worker < 2; ++worker) {
-    const auto report = read_json(root_ / ("bench-" + std::to_string(worker) + ".json"));
-    EXPECT_EQ(report["world"], 2);
-    EXPECT_EQ(report["first_worker"], worker);
-    EXPECT_EQ(report["shards"], 2);
-    ASSERT_EQ(report["rows"].size(), 1u);
-    EXPECT_EQ(report["rows"][0]["wrong_elements"], 0);
-    EXPECT_EQ(report["rows"][0]["iterations"], 3);
+  for (const std::string mode : {"sync", "async"}) {
+    const fs::path dir = root_ / mode;
+    std::vector<std::unique_ptr<Background>> servers;
+    std::vector<std::string> addresses;
+    for (int shard = 0; shard < 2; ++shard) {
+      servers.push_back(std::make_unique<Background>(
+          std::string(DTBENCH_BINARY) + " ps --listen 127.0.0.1:0 --shard " + std::to_string(shard) +
+          " --shards 2 --workers 2 --mode " + mode + " --no-checkpoint --run-id bench-ps --timeout-s 20 --output " +
+          (dir / "servers").string() + blueprint));
+      addresses.push_back(servers.back()->wait_for(listening));
+      ASSERT_FALSE(addresses.back().empty()) << servers.back()->output();
+    }
+    std::vector<std::unique_ptr<Background>> benches;
+    for (int worker = 0; worker < 2; ++worker) {
+      benches.push_back(std::make_unique<Background>(
+          std::string(DTBENCH_BINARY) + " bench ps --servers " + addresses[0] + "," + addresses[1] +
+          " --first-worker " + std::to_string(worker) + " --world 2 --iters 3 --warmup 20 --run-id bench-ps" +
+          " --timeout-s 20 --auth-token-file " + (dir / "servers" / "ps.token").string() + " --json " +
+          (dir / ("bench-" + std::to_string(worker) + ".json")).string()));
+    }
+    for (auto& bench : benches) EXPECT_EQ(bench->finish(), 0) << mode << "\n" << bench->output();
+    for (auto& server : servers) EXPECT_EQ(server->finish(), 0) << mode << "\n" << server->output();
+    for (int worker = 0; worker < 2; ++worker) {
+      const auto report = read_json(dir / ("bench-" + std::to_string(worker) + ".json"));
+      EXPECT_EQ(report["mode"], mode);
+      EXPECT_EQ(report["world"], 2);
+      EXPECT_EQ(report["first_worker"], worker);
+      EXPECT_EQ(report["shards"], 2);
+      ASSERT_EQ(report["rows"].size(), 1u);
+      EXPECT_EQ(report["rows"][0]["wrong_elements"], 0) << mode;
+      EXPECT_EQ(report["rows"][0]["iterations"], 3);
+    }
   }
   // Each process must time the same rounds, so the count is not left to each to choose.
-  const Outcome automatic = testing::dtbench("bench ps --servers " + addresses[0] + " --world 2");
+  const Outcome automatic = testing::dtbench("bench ps --servers 127.0.0.1:1 --world 2");
   EXPECT_NE(automatic.exit_code, 0);
   EXPECT_NE(automatic.output.find("--world 2 with 1 worker(s) here needs --iters"), std::string::npos)
       << automatic.output;

@@ -234,9 +234,9 @@ TEST(PredictModel, AsyncPushesMeetAtTheServerOnlyOnAverage) {
               0.010 + 2 * (50e-6 + 0.8 * s / b), 1e-12);
 }
 
-// Where bench ps measured the sync round at N workers, each beside a shard, the parameter servers'
-// comm at that N is the measured round (log-log between two sizes); async swaps the sync servers'
-// work of N gradients for its own one's. Other N, or another layout, keep the fitted line.
+// Where bench ps measured the round at N workers, each beside a shard, the parameter servers' comm
+// at that N is the measured round (log-log between two sizes). Other N, or another layout, keep
+// the fitted line.
 TEST(PredictModel, ParameterServersReadTheMeasuredRoundAtItsWorkers) {
   NetworkConstants c = link(10);
   Workload w;
@@ -252,13 +252,8 @@ TEST(PredictModel, ParameterServersReadTheMeasuredRoundAtItsWorkers) {
   const StepPrediction sync = predict_step(PredictTransport::PsSync, w, 3, beside, c);
   EXPECT_NEAR(sync.comm_total_s, round, 1e-12);
   EXPECT_NEAR(sync.step_s, 0.001 + round, 1e-12);
-  // The servers' work (the largest shard holds a third): all 3 gradients summed and one step in
-  // sync, one gradient and one step in async.
-  const double third = (2 << 20) / 3.0;
-  const double sync_servers = third * (3 * c.reduce_s_per_byte + c.apply_s_per_byte);
-  const double own_servers = third * (c.reduce_s_per_byte + c.apply_s_per_byte);
-  EXPECT_NEAR(predict_step(PredictTransport::PsAsync, w, 3, beside, c).comm_total_s,
-              round - sync_servers + own_servers, 1e-12);
+  // Async reads its own rounds (bench ps against async servers) the same way.
+  EXPECT_NEAR(predict_step(PredictTransport::PsAsync, w, 3, beside, c).comm_total_s, round, 1e-12);
   EXPECT_DOUBLE_EQ(predict_step(PredictTransport::PsSync, w, 2, beside, c).step_s, line_at_2.step_s);
   EXPECT_DOUBLE_EQ(predict_step(PredictTransport::PsSync, w, 3, {.shards = 1, .beside_workers = false}, c).step_s,
                    line_apart.step_s);
