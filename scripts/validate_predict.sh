@@ -89,8 +89,7 @@ EOF
 
 # The study's layout without the training: a shard of the model beside each host's worker, sync or
 # async, one bench ps process per host (--first-worker h --world H), so every worker pushes to every
-# shard on the machine's shared cores, as a ps step does. Async servers count from version 0, and
-# 20 warm-up rounds keep a late process from meeting another's check push.
+# shard on the machine's shared cores, as a ps step does (async servers count from version 0).
 bench_ps_world() {  # dir hosts link mode file
   local rows=() token="$out/psbench/token-world" port=52000
   [ -f "$token" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$token")
@@ -108,7 +107,7 @@ bench_ps_world() {  # dir hosts link mode file
     for ((h = 0; h < $2; h++)); do wait_listening "$log.server$h"; done
     for ((h = 0; h < $2; h++)); do
       "$dtbench" cluster exec "$cluster" "$h" --timeout-s 300 -- "$dtbench" bench ps --servers "$servers" \
-        --first-worker "$h" --world "$2" --iters 5 --warmup 20 --run-id bench-ps --auth-token-file "$token" \
+        --first-worker "$h" --world "$2" --iters 5 --run-id bench-ps --auth-token-file "$token" \
         --json "$tag-worker$h.json" > "$log.worker$h" 2>&1 &
     done
     wait

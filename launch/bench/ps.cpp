@@ -43,6 +43,7 @@
 #include "core/util/clock.h"
 #include "core/util/error.h"
 #include "launch/bench/byte_sizes.h"
+#include "launch/bench/grpc_echo.h"
 #include "launch/bench/ps_rounds.h"
 #include "launch/bench/tcp_loopback.h"
 #include "paramserver/parameter_server.h"
@@ -73,6 +74,7 @@ struct SizeResult {
   bool async = false;       // the servers' mode: a round is then one worker's, without a barrier
   TcpRoundResult tcp;       // the same payload echoed over one plain TCP loopback connection
   TcpRoundResult tcp_workers;  // ... over one connection per worker at once
+  GrpcEchoResult grpc;         // a gRPC unary call echoing the payload (sizes up to kGrpcEchoMaxBytes)
 };
 
 SizeResult summarise(const std::vector<std::vector<RoundTimes>>& timed, int64_t bytes, int64_t wrong) {
@@ -180,19 +182,26 @@ void print_header(const PsBenchOptions& o) {
              "all together (the bytes the server moves for the workers, moved by plain TCP on the same cores): tcpN "
              "GB/s per connection; %tcpN = GB/s / tcpN GB/s\n",
              o.workers);
-  fmt::print("{:>10}  {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5} {:>9} {:>7} {:>5} {:>6} {:>9} {:>6}\n",
+  fmt::print("# grpc: a gRPC unary call that only hands its request back (same library, transport and callback "
+             "server, in this process, sizes up to {} KiB): grpc us, its mean; x grpc = time / grpc us, how many such "
+             "calls a round costs\n",
+             kGrpcEchoMaxBytes / 1024);
+  fmt::print("{:>10}  {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5} {:>9} {:>7} {:>5} {:>6} {:>9} {:>6} {:>9} "
+             "{:>6}\n",
              "size", "iters", "time us", "p50 us", "p99 us", "push us", "wait us", "pull us", "GB/s", "check", "tcp us",
-             "tcp GB/s", "%tcp", "x tcp", "tcpN GB/s", "%tcpN");
+             "tcp GB/s", "%tcp", "x tcp", "tcpN GB/s", "%tcpN", "grpc us", "x grpc");
 }
 
 void print_row(const SizeResult& r) {
+  const bool echoed = r.grpc.iterations > 0;
   fmt::print("{:>10}  {:>6} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>7.3f} {:>5} {:>9.1f} {:>7.3f} "
-             "{:>4.0f}% {:>6.2f} {:>9.3f} {:>5.0f}%\n",
+             "{:>4.0f}% {:>6.2f} {:>9.3f} {:>5.0f}% {:>9} {:>6}\n",
              size_text(r.bytes), r.iterations, 1e6 * r.mean_seconds, 1e6 * r.p50_seconds, 1e6 * r.p99_seconds,
              1e6 * r.push_seconds, 1e6 * r.wait_seconds, 1e6 * r.pull_seconds, r.gbps,
              r.wrong_count == 0 ? std::string("ok") : fmt::format("{}", r.wrong_count), 1e6 * r.tcp.mean_seconds,
              r.tcp.gbps, 100.0 * r.gbps / r.tcp.gbps, r.mean_seconds / r.tcp.mean_seconds, r.tcp_workers.gbps,
-             100.0 * r.gbps / r.tcp_workers.gbps);
+             100.0 * r.gbps / r.tcp_workers.gbps, echoed ? fmt::format("{:.1f}", 1e6 * r.grpc.mean_seconds) : "-",
+             echoed ? fmt::format("{:.2f}", r.mean_seconds / r.grpc.mean_seconds) : "-");
   std::fflush(stdout);  // rows as they complete
 }
 
@@ -218,7 +227,12 @@ nlohmann::json row_json(const SizeResult& r) {
           {"tcp_connections_iterations", r.tcp_workers.iterations},
           {"tcp_connections_us", 1e6 * r.tcp_workers.mean_seconds},
           {"tcp_connections_gbps", r.tcp_workers.gbps},
-          {"gbps_over_tcp_connections", r.gbps / r.tcp_workers.gbps}};
+          {"gbps_over_tcp_connections", r.gbps / r.tcp_workers.gbps},
+          {"grpc_echo_iterations", r.grpc.iterations},
+          {"grpc_echo_us", 1e6 * r.grpc.mean_seconds},
+          {"grpc_echo_p50_us", 1e6 * r.grpc.p50_seconds},
+          {"time_over_grpc_echo", r.grpc.iterations > 0 ? nlohmann::json(r.mean_seconds / r.grpc.mean_seconds)
+                                                        : nlohmann::json()}};
 }
 
 void write_json(const PsBenchOptions& o, const nlohmann::json& rows, bool async) {
@@ -241,6 +255,7 @@ void write_json(const PsBenchOptions& o, const nlohmann::json& rows, bool async)
       {"tcp", "the same bytes to an echo thread and back over one plain TCP loopback connection, same run"},
       {"tcp_connections", "the same bytes over one such connection per worker at once, each round begun together; "
                           "GB/s per connection"},
+      {"grpc_echo", "a gRPC unary call handing the same bytes straight back, in this process (sizes up to 1 MiB)"},
       {"rows", rows}};
   std::ofstream file(o.json);
   file << report.dump(2) << "\n";
@@ -306,6 +321,7 @@ void run_ps_bench(PsBenchOptions o, bool sizes_given, bool shards_given) {
       result.tcp = measure_tcp_rounds(result.bytes, o.target_ms, o.warmup);
       result.tcp_workers =
           o.workers > 1 ? measure_tcp_rounds(result.bytes, o.target_ms, o.warmup, o.workers) : result.tcp;
+      if (result.bytes <= kGrpcEchoMaxBytes) result.grpc = measure_grpc_echo(result.bytes, o.target_ms, o.warmup);
     }
     print_row(result);
     rows.push_back(row_json(result));

@@ -12,6 +12,7 @@
 
 #include "core/util/clock.h"
 #include "core/util/error.h"
+#include "paramserver/ps_channel.h"
 
 namespace dtbench {
 
@@ -86,12 +87,6 @@ int64_t check_round(std::vector<std::unique_ptr<BenchWorker>>& workers, int worl
     worker.settle(kSettleSeconds);
     std::fill(grads.begin(), grads.end(), 0.0f);
   }, on_failure);
-  if (workers[0]->async() && workers[0]->pushed_before_connect() >= workers[0]->rounds()) {
-    throw IoError(fmt::format("worker {} connected when the async servers already held {} gradients, as many as a "
-                              "worker's rounds: another's check push may be in its first values; start the bench "
-                              "processes together or raise --warmup",
-                              workers[0]->id(), workers[0]->pushed_before_connect()));
-  }
   const float scale = 1.0f / static_cast<float>(world);
   // Async rounds each of the world's shares apart: a rounding per worker.
   const float slack = workers[0]->async() ? 2.0f + 2.0f * static_cast<float>(world) : 4.0f;
@@ -148,7 +143,8 @@ void LocalServers::stop() {
 }
 
 BenchWorker::BenchWorker(int worker, const PsBenchOptions& options, const std::vector<std::string>& servers)
-    : worker_(worker), world_(options.world > 0 ? options.world : options.workers), run_id_(options.run_id) {
+    : worker_(worker), world_(options.world > 0 ? options.world : options.workers), run_id_(options.run_id),
+      timeout_s_(options.timeout_s) {
   PsClientOptions client;
   client.servers = servers;
   client.run_id = options.run_id;
@@ -162,6 +158,7 @@ BenchWorker::BenchWorker(int worker, const PsBenchOptions& options, const std::v
     lines_.push_back(std::make_unique<PsConnection>(connection_options(client, shard)));
   }
   shard_threads_ = std::make_unique<ShardThreads>(lines_.size());
+  control_ = connection_options(client, 0);
 }
 
 // Registers with every shard, lays out the buffers and pulls the current values.
@@ -199,9 +196,12 @@ void BenchWorker::connect() {
   const auto pulls = shard_threads_->run([&](int shard) { return pull(shard); });
   versions_.clear();
   for (const PullResult& result : pulls) versions_.push_back(result.version);
-  start_versions_ = versions_;
   initial_values_ = values_;
   rounds_ = 0;
+  // Async servers let a worker push as soon as it has connected; one that connected late could
+  // find another's check push already in its first values. Every worker waits here for all to
+  // have connected (a gather through shard 0 ends only once worker 0 has heard from all).
+  if (async_) PsControlChannel(control_, run_id_, worker_, world_, timeout_s_).gather("connected");
 }
 
 // One sync step, as a ps-sync worker takes it: a PushPull to every shard at once, the gradient
@@ -229,10 +229,6 @@ RoundTimes BenchWorker::round() {
   times.pull = std::min(times.pull, times.total - times.push);
   times.wait = std::max(times.total - times.push - times.pull, 0.0);
   return times;
-}
-
-int64_t BenchWorker::pushed_before_connect() const {
-  return start_versions_.empty() ? 0 : *std::max_element(start_versions_.begin(), start_versions_.end());
 }
 
 void BenchWorker::settle(double timeout_s) {

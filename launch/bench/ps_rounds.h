@@ -57,7 +57,8 @@ struct RoundTimes {
 class BenchWorker {
  public:
   BenchWorker(int worker, const PsBenchOptions& options, const std::vector<std::string>& servers);
-  // Registers with every shard, lays out the buffers and pulls the current values.
+  // Registers with every shard, lays out the buffers and pulls the current values; against async
+  // servers, then waits until every worker of the world has done so.
   void connect();
   // One step: push grads() to every shard at once, then pull every shard's new values (sync: once
   // every worker's gradient is in; async: once this one's is applied).
@@ -67,17 +68,14 @@ class BenchWorker {
   // last round's answer already did.
   void settle(double timeout_s);
   bool async() const { return async_; }
-  int64_t rounds() const { return rounds_; }
-  // The most gradients any shard held when this worker connected (async: other workers' rounds).
-  int64_t pushed_before_connect() const;
   // Tells every shard this worker is done (a server stops once all its workers are).
   void goodbye();
 
   int id() const { return worker_; }
   std::vector<float>& grads() { return grads_; }
   const std::vector<float>& values() const { return values_; }
-  // The values pulled at connect(): the timed rounds push zeros, so every later value must equal
-  // them until the check round (in async, another process's check push may already be in).
+  // The values pulled at connect(): the timed rounds push zeros, so every later value equals them
+  // until the check round (in async, another worker's check push may be in a later pull).
   const std::vector<float>& initial_values() const { return initial_values_; }
 
  private:
@@ -87,11 +85,12 @@ class BenchWorker {
   int worker_;
   int world_;
   std::string run_id_;
+  double timeout_s_;
+  ConnectionOptions control_;  // shard 0, for the async start's gather
   std::vector<std::unique_ptr<PsConnection>> lines_;
   std::unique_ptr<ShardThreads> shard_threads_;  // as PsClient: a round costs what a ps-sync step costs
   std::vector<KeyIndex> indexes_;
   std::vector<int64_t> versions_;  // per shard: the version of the values now in values_
-  std::vector<int64_t> start_versions_;  // per shard: at connect(), before any round
   int64_t rounds_ = 0;
   bool async_ = false;  // the servers' mode, from their Register replies
   std::vector<float> grads_;

@@ -119,7 +119,7 @@ TEST_F(ParameterServerCli, BenchPsAcrossProcessesChecksTheWholeWorld) {
     for (int worker = 0; worker < 2; ++worker) {
       benches.push_back(std::make_unique<Background>(
           std::string(DTBENCH_BINARY) + " bench ps --servers " + addresses[0] + "," + addresses[1] +
-          " --first-worker " + std::to_string(worker) + " --world 2 --iters 3 --warmup 20 --run-id bench-ps" +
+          " --first-worker " + std::to_string(worker) + " --world 2 --iters 3 --run-id bench-ps" +
           " --timeout-s 20 --auth-token-file " + (dir / "servers" / "ps.token").string() + " --json " +
           (dir / ("bench-" + std::to_string(worker) + ".json")).string()));
     }
