@@ -37,6 +37,8 @@ mkdir -p "$out"/{fit,runs,logs,psbench}
 [ -d "$out/data" ] || "$dtbench" data synth --format cifar10 --out "$out/data" --train 96 --test 16 >/dev/null
 [ -d "$out/data-lenet5" ] || "$dtbench" data synth --format cifar10 --out "$out/data-lenet5" --train 3360 --test 16 >/dev/null
 batch_for() { if [ "$1" = lenet5 ]; then echo 42; else echo 8; fi; }
+# bench ps rounds per payload: LeNet-5's take milliseconds, and five of them are mostly noise.
+ps_iters_for() { if [ "$1" = lenet5 ]; then echo 100; else echo 5; fi; }
 data_for() { if [ "$1" = lenet5 ]; then echo "$out/data-lenet5"; else echo "$out/data"; fi; }
 
 cluster=""
@@ -73,7 +75,7 @@ bench_ps() {  # dir hosts link
       --mode sync --no-checkpoint --run-id bench-ps --output "$tok" --config "configs/study/$model-cifar10.yaml" --set "dataset.path=$out/data" \
       --set optimizer.lr=1 --set optimizer.momentum=0 --set optimizer.weight_decay=0 > "$log" 2>&1 &
     wait_listening "$log"
-    "$dtbench" cluster exec "$cluster" 1 --timeout-s 300 -- "$dtbench" bench ps --servers "$server:$port" --iters 5 \
+    "$dtbench" cluster exec "$cluster" 1 --timeout-s 300 -- "$dtbench" bench ps --servers "$server:$port" --iters "$(ps_iters_for $model)" \
       --run-id bench-ps --auth-token-file "$tok/ps.token" --json "$tok.json" >> "$log" 2>&1
     wait
     rows+=("$tok.json")
@@ -107,7 +109,7 @@ bench_ps_world() {  # dir hosts link mode file
     for ((h = 0; h < $2; h++)); do wait_listening "$log.server$h"; done
     for ((h = 0; h < $2; h++)); do
       "$dtbench" cluster exec "$cluster" "$h" --timeout-s 300 -- "$dtbench" bench ps --servers "$servers" \
-        --first-worker "$h" --world "$2" --iters 5 --run-id bench-ps --auth-token-file "$token" \
+        --first-worker "$h" --world "$2" --iters "$(ps_iters_for $model)" --run-id bench-ps --auth-token-file "$token" \
         --json "$tag-worker$h.json" > "$log.worker$h" 2>&1 &
     done
     wait

@@ -204,8 +204,8 @@ void BenchWorker::connect() {
   if (async_) PsControlChannel(control_, run_id_, worker_, world_, timeout_s_).gather("connected");
 }
 
-// One sync step, as a ps-sync worker takes it: a PushPull to every shard at once, the gradient
-// out and the new values back in the same call.
+// One step, as a ps worker takes it: a PushPull to every shard at once, the gradient out and the
+// new values back in the same call.
 RoundTimes BenchWorker::round() {
   const auto start = Clock::now();
   const auto results = shard_threads_->run([&](int shard) {
