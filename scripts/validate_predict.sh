@@ -64,6 +64,16 @@ bench_allreduce() {  # dir hosts link
     --json "$out/fit/ar-$2-$3.json" > "$out/logs/ar-$2-$3.log" 2>&1
 }
 
+# One file of every payload's row (the three models'), in bench ps's own format.
+merge_rows() {  # out file...
+  python3 - "$@" <<'EOF'
+import json, sys
+files = [json.load(open(f)) for f in sys.argv[2:]]
+merged = dict(files[0]); merged["rows"] = [r for f in files for r in f["rows"]]
+json.dump(merged, open(sys.argv[1], "w"), indent=2)
+EOF
+}
+
 # One worker on host 1 against a sync server on host 0, at three payloads (the three models).
 bench_ps() {  # dir hosts link
   local server port=51000 rows=()
@@ -80,13 +90,7 @@ bench_ps() {  # dir hosts link
     wait
     rows+=("$tok.json")
   done
-  # One file of every payload's row, in bench ps's own format.
-  python3 - "$out/fit/ps-$2-$3.json" "${rows[@]}" <<'EOF'
-import json, sys
-files = [json.load(open(f)) for f in sys.argv[2:]]
-merged = dict(files[0]); merged["rows"] = [r for f in files for r in f["rows"]]
-json.dump(merged, open(sys.argv[1], "w"), indent=2)
-EOF
+  merge_rows "$out/fit/ps-$2-$3.json" "${rows[@]}"
 }
 
 # The study's layout without the training: a shard of the model beside each host's worker, sync or
@@ -115,12 +119,7 @@ bench_ps_world() {  # dir hosts link mode file
     wait
     rows+=("$tag-worker0.json")
   done
-  python3 - "$5" "${rows[@]}" <<'EOF2'
-import json, sys
-files = [json.load(open(f)) for f in sys.argv[2:]]
-merged = dict(files[0]); merged["rows"] = [r for f in files for r in f["rows"]]
-json.dump(merged, open(sys.argv[1], "w"), indent=2)
-EOF2
+  merge_rows "$5" "${rows[@]}"
 }
 
 train_run() {  # dir hosts link model transport
