@@ -24,11 +24,12 @@ struct NetworkConstants {
   double apply_s_per_byte = 0.0;   // ps: the server's optimizer step per byte of its shard
   double cpu_s_per_byte = 0.0;     // a byte sent and echoed back over TCP, CPU alone (no link); 0: unknown
   // At a link that was measured: the median time of each size measured there with `curve_workers`
-  // ranks, by size — allreduce: one allreduce; parameter servers: one sync round, push + wait +
-  // pull, with one bench process per host beside a shard. Between two of its sizes the model reads
-  // the time off it instead of the fitted line: alpha + S/beta is one straight line through a curve
-  // that bends (the library switching algorithms at a size, a link at full rate for a small message
-  // and half for a large one, N servers and their connections on shared cores).
+  // ranks, by size — allreduce: one allreduce; parameter servers: one round of the transport's
+  // mode, push + wait + pull, with one bench process per host beside a shard. Between two of its
+  // sizes the model reads the time off it instead of the fitted line: alpha + S/beta is one
+  // straight line through a curve that bends (the library switching algorithms at a size, a link
+  // at full rate for a small message and half for a large one, N servers and their connections on
+  // shared cores).
   std::vector<std::pair<int64_t, double>> curve{};
   int curve_workers = 0;
   std::string source{};            // the measured inputs these came from

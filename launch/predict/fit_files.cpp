@@ -99,11 +99,12 @@ FittedConstants::FittedConstants(const std::vector<FitFile>& files, double reduc
   // (else at any) serves the allreduces too.
   double tcp_cpu_s_per_byte = 0;
   for (const auto& [bits, samples] : g.ps) {
-    // One process's workers fit the line; rounds spread over a world of processes are the curve of
-    // the transport of their servers' mode.
+    // One process's workers against sync servers fit the line; rounds spread over a world of
+    // processes are the curve of the transport of their servers' mode (async rounds, which have no
+    // barrier and so no push, wait and pull as the line reads them, only ever that).
     std::vector<PsSample> one_process, spread_sync, spread_async;
     for (const PsSample& s : samples) {
-      (s.world == s.workers ? one_process : s.async ? spread_async : spread_sync).push_back(s);
+      (s.async ? spread_async : s.world == s.workers ? one_process : spread_sync).push_back(s);
     }
     if (one_process.empty()) {
       fail_input("at {}: only bench ps runs spread over processes (--world); the fit also needs one of a single "
