@@ -141,6 +141,14 @@ TEST_F(ParameterServerCli, BenchPsAcrossProcessesChecksTheWholeWorld) {
   EXPECT_NE(automatic.exit_code, 0);
   EXPECT_NE(automatic.output.find("--world 2 with 1 worker(s) here needs --iters"), std::string::npos)
       << automatic.output;
+  // In-process servers are this process's alone: the other processes could not reach them.
+  const Outcome alone = testing::dtbench("bench ps --world 2 --iters 3");
+  EXPECT_NE(alone.exit_code, 0);
+  EXPECT_NE(alone.output.find("--world 2 with 1 worker(s) here needs --servers"), std::string::npos) << alone.output;
+  const Outcome beyond = testing::dtbench("bench ps --servers 127.0.0.1:1 --first-worker 2 --world 2 --iters 3");
+  EXPECT_NE(beyond.exit_code, 0);
+  EXPECT_NE(beyond.output.find("--first-worker 2 with --workers 1 goes beyond --world 2"), std::string::npos)
+      << beyond.output;
 }
 
 // Three ps-async workers, rank 1 sleeping 20 ms in every step: the fast ones finish long before
