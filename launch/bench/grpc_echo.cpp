@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +20,7 @@
 
 #include "core/profile/profiler.h"
 #include "core/util/error.h"
+#include "launch/bench/timed_rounds.h"
 
 namespace dtbench {
 
@@ -103,7 +103,7 @@ GrpcEchoResult measure_grpc_echo(int64_t bytes, double target_ms, int warmup) {
   const grpc::ByteBuffer request = payload(bytes);
   double estimate = 0;
   for (int k = 0; k < std::max(warmup, 1); ++k) estimate = line.call(request);
-  const int iterations = static_cast<int>(std::clamp(std::ceil(target_ms / 1e3 / std::max(estimate, 1e-9)), 3.0, 1000.0));
+  const int iterations = timed_rounds(target_ms, estimate);
   std::vector<double> calls;
   for (int k = 0; k < iterations; ++k) calls.push_back(line.call(request));
   GrpcEchoResult result{.bytes = bytes, .iterations = iterations};

@@ -25,7 +25,6 @@
 #include <algorithm>
 #include <cfloat>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -46,6 +45,7 @@
 #include "launch/bench/grpc_echo.h"
 #include "launch/bench/ps_rounds.h"
 #include "launch/bench/tcp_loopback.h"
+#include "launch/bench/timed_rounds.h"
 #include "paramserver/parameter_server.h"
 #include "paramserver/for_each_shard.h"
 #include "paramserver/ps_client.h"
@@ -56,8 +56,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kMinIterations = 3;
-constexpr int kMaxIterations = 1000;
 
 struct SizeResult {
   int64_t bytes = 0;
@@ -127,8 +125,7 @@ SizeResult bench_size(const PsBenchOptions& o, const std::vector<std::string>& s
   int iterations = o.iterations;
   if (iterations <= 0) {
     const double slowest = *std::max_element(estimates.begin(), estimates.end());
-    const double wanted = std::ceil(o.target_ms / 1e3 / std::max(slowest, 1e-9));
-    iterations = static_cast<int>(std::clamp<double>(wanted, kMinIterations, kMaxIterations));
+    iterations = timed_rounds(o.target_ms, slowest);
   }
 
   std::vector<std::vector<RoundTimes>> timed(static_cast<size_t>(o.workers));
@@ -164,8 +161,8 @@ void print_header(const PsBenchOptions& o) {
              std::thread::hardware_concurrency(), load_average());
   fmt::print("# gRPC messages <= {} KiB; warm-up {}; iterations {}\n", kDefaultMaxMessageBytes / 1024, o.warmup,
              o.iterations > 0 ? fmt::format("{}", o.iterations)
-                              : fmt::format("automatic (about {} ms per size, {} to {})", o.target_ms, kMinIterations,
-                                            kMaxIterations));
+                              : fmt::format("automatic (about {} ms per size, {} to {})", o.target_ms, kMinTimedRounds,
+                                            kMaxTimedRounds));
   fmt::print("# round: every worker pushes a gradient of `size` bytes to the shards and pulls `size` bytes of new values "
              "(one ps-sync step: a PushPull call per shard); time: the slowest worker's mean round; p50/p99: over rounds, each its slowest "
              "worker's\n");

@@ -30,9 +30,6 @@ float small_integer(uint64_t seed, int64_t i) {
 
 float check_gradient(int worker, int64_t i) { return small_integer(1000 + static_cast<uint64_t>(worker), i); }
 
-// How long an async worker waits for the others' rounds to reach the servers after its own.
-constexpr double kSettleSeconds = 60;
-
 }  // namespace
 
 // fn(worker) on a thread per worker. The first failure runs `on_failure` at once (so the other
@@ -84,7 +81,7 @@ int64_t check_round(std::vector<std::unique_ptr<BenchWorker>>& workers, int worl
     std::vector<float>& grads = worker.grads();
     for (size_t i = 0; i < grads.size(); ++i) grads[i] = check_gradient(worker.id(), static_cast<int64_t>(i));
     worker.round();
-    worker.settle(kSettleSeconds);
+    worker.settle();
     std::fill(grads.begin(), grads.end(), 0.0f);
   }, on_failure);
   const float scale = 1.0f / static_cast<float>(world);
@@ -231,18 +228,18 @@ RoundTimes BenchWorker::round() {
   return times;
 }
 
-void BenchWorker::settle(double timeout_s) {
+void BenchWorker::settle() {
   if (!async_) return;
   const auto start = Clock::now();
   for (int shard = 0; shard < shard_count(); ++shard) {
     const auto s = static_cast<size_t>(shard);
     const int64_t all_in = world_ * rounds_;  // async servers count every gradient from version 0
     while (versions_[s] < all_in) {
-      if (seconds_since(start) > timeout_s) {
+      if (seconds_since(start) > timeout_s_) {
         throw IoError(fmt::format("parameter server {} is at version {} after {:.0f} s; worker {} waited for {} (every "
                                   "worker's {} rounds): were the servers fresh, and did every bench process make "
                                   "the same rounds?",
-                                  lines_[s]->address(), versions_[s], timeout_s, worker_, all_in, rounds_));
+                                  lines_[s]->address(), versions_[s], timeout_s_, worker_, all_in, rounds_));
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       versions_[s] = pull(shard).version;

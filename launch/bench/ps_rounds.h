@@ -65,8 +65,8 @@ class BenchWorker {
   RoundTimes round();
   // Async: pulls until every shard has applied every worker's rounds so far, as many as this
   // worker's (each worker makes the same rounds), so that values() holds all of them. Sync: the
-  // last round's answer already did.
-  void settle(double timeout_s);
+  // last round's answer already did. Gives up after the bench's --timeout-s.
+  void settle();
   bool async() const { return async_; }
   // Tells every shard this worker is done (a server stops once all its workers are).
   void goodbye();

@@ -11,7 +11,6 @@
 #include <barrier>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -22,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "core/util/error.h"
+#include "launch/bench/timed_rounds.h"
 
 namespace dtbench {
 
@@ -192,7 +192,7 @@ TcpRoundResult measure_tcp_rounds(int64_t bytes, double target_ms, int warmup, i
   std::vector<std::unique_ptr<EchoLine>> lines;
   for (int c = 0; c < connections; ++c) lines.push_back(std::make_unique<EchoLine>(bytes));
   const double estimate = rounds_on(lines, std::max(warmup, 1)).back();
-  const int iterations = static_cast<int>(std::clamp(std::ceil(target_ms / 1e3 / std::max(estimate, 1e-9)), 3.0, 1000.0));
+  const int iterations = timed_rounds(target_ms, estimate);
   const std::vector<double> rounds = rounds_on(lines, iterations);
   TcpRoundResult result{.bytes = bytes, .connections = connections, .iterations = iterations};
   for (double seconds : rounds) result.mean_seconds += seconds / static_cast<double>(rounds.size());
