@@ -151,6 +151,31 @@ TEST_F(ParameterServerCli, BenchPsAcrossProcessesChecksTheWholeWorld) {
       << beyond.output;
 }
 
+// Async bench processes that do not make the same rounds: the one that made more waits for rounds
+// that never come, and must end within its --timeout-s with an error that says what to check, not
+// hang. (The servers, which that worker never said goodbye to, end after their --idle-timeout-s.)
+TEST_F(ParameterServerCli, BenchPsAsyncWorkerWaitingForRoundsThatNeverComeEndsNamingWhy) {
+  const fs::path data = synth("idx", 64, 16);
+  const std::string blueprint = " --set model=mlp --set dataset.path=" + data.string() +
+                                " --set optimizer.lr=1 --set optimizer.momentum=0 --set optimizer.weight_decay=0";
+  Background server(std::string(DTBENCH_BINARY) + " ps --listen 127.0.0.1:0 --shard 0 --shards 1 --workers 2" +
+                    " --mode async --no-checkpoint --run-id bench-ps --idle-timeout-s 3 --output " +
+                    (root_ / "servers").string() + blueprint);
+  const std::string address = server.wait_for(std::regex("listening on (\\S+)"));
+  ASSERT_FALSE(address.empty()) << server.output();
+  const std::string common = " bench ps --servers " + address + " --world 2 --warmup 1 --run-id bench-ps" +
+                             " --timeout-s 2 --auth-token-file " + (root_ / "servers" / "ps.token").string();
+  const auto started = std::chrono::steady_clock::now();
+  Background more(std::string(DTBENCH_BINARY) + common + " --first-worker 0 --iters 6");
+  Background fewer(std::string(DTBENCH_BINARY) + common + " --first-worker 1 --iters 2");
+  EXPECT_NE(more.finish(), 0) << more.output();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_NE(more.output().find("did every bench process make the same rounds?"), std::string::npos) << more.output();
+  EXPECT_LT(seconds, 15.0);
+  fewer.finish();
+  server.finish();
+}
+
 // Three ps-async workers, rank 1 sleeping 20 ms in every step: the fast ones finish long before
 // it. The run's throughput is all images over the span from the first worker's start to the last
 // worker's last step, recomputed here from the workers' own files; the tolerance is the JSON
