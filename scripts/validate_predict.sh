@@ -64,6 +64,12 @@ bench_allreduce() {  # dir hosts link
     --json "$out/fit/ar-$2-$3.json" > "$out/logs/ar-$2-$3.log" 2>&1
 }
 
+# A bench server's model: the study's blueprint, run at SGD lr 1 so that bench ps can check it.
+bench_server_model() {  # model
+  printf '%s\n' --config "configs/study/$1-cifar10.yaml" --set "dataset.path=$out/data" --set optimizer.lr=1 \
+    --set optimizer.momentum=0 --set optimizer.weight_decay=0
+}
+
 # One file of every payload's row (the three models'), in bench ps's own format.
 merge_rows() {  # out file...
   python3 - "$@" <<'EOF'
@@ -80,10 +86,10 @@ bench_ps() {  # dir hosts link
   server=$(host_address "$1" 0)
   for model in lenet5 alexnet resnet18; do
     port=$((port + 1))
-    local log="$out/logs/psbench-$2-$3-$model.log" tok="$out/psbench/$2-$3-$model"
+    local log="$out/logs/psbench-$2-$3-$model.log" tok="$out/psbench/$2-$3-$model" blueprint
+    mapfile -t blueprint < <(bench_server_model "$model")
     "$dtbench" cluster exec "$cluster" 0 --timeout-s 300 -- "$dtbench" ps --listen "$server:$port" --workers 1 \
-      --mode sync --no-checkpoint --run-id bench-ps --output "$tok" --config "configs/study/$model-cifar10.yaml" --set "dataset.path=$out/data" \
-      --set optimizer.lr=1 --set optimizer.momentum=0 --set optimizer.weight_decay=0 > "$log" 2>&1 &
+      --mode sync --no-checkpoint --run-id bench-ps --output "$tok" "${blueprint[@]}" > "$log" 2>&1 &
     wait_listening "$log"
     "$dtbench" cluster exec "$cluster" 1 --timeout-s 300 -- "$dtbench" bench ps --servers "$server:$port" --iters "$(ps_iters_for $model)" \
       --run-id bench-ps --auth-token-file "$tok/ps.token" --json "$tok.json" >> "$log" 2>&1
@@ -100,14 +106,14 @@ bench_ps_world() {  # dir hosts link mode file
   local rows=() token="$out/psbench/token-world" port=52000
   [ -f "$token" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$token")
   for model in lenet5 alexnet resnet18; do
-    local servers="" log="$out/logs/psworld-$4-$2-$3-$model.log" tag="$out/psbench/world-$4-$2-$3-$model"
+    local servers="" log="$out/logs/psworld-$4-$2-$3-$model.log" tag="$out/psbench/world-$4-$2-$3-$model" blueprint
+    mapfile -t blueprint < <(bench_server_model "$model")
     port=$((port + 1))
     for ((h = 0; h < $2; h++)); do
       local address; address=$(host_address "$1" "$h")
       "$dtbench" cluster exec "$cluster" "$h" --timeout-s 300 -- "$dtbench" ps --listen "$address:$port" --shard "$h" \
         --shards "$2" --workers "$2" --mode "$4" --no-checkpoint --run-id bench-ps --output "$tag" \
-        --auth-token-file "$token" --config "configs/study/$model-cifar10.yaml" --set "dataset.path=$out/data" \
-        --set optimizer.lr=1 --set optimizer.momentum=0 --set optimizer.weight_decay=0 > "$log.server$h" 2>&1 &
+        --auth-token-file "$token" "${blueprint[@]}" > "$log.server$h" 2>&1 &
       servers+="${servers:+,}$address:$port"
     done
     for ((h = 0; h < $2; h++)); do wait_listening "$log.server$h"; done
