@@ -1,4 +1,4 @@
-// dtbench cluster up | down | status | exec: an emulated cluster on this machine (launch/cluster).
+// dtbench cluster up | down | status | exec | freeze | thaw: an emulated cluster on this machine (launch/cluster).
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,13 +24,19 @@ void print_up(const cluster::ClusterRecord& r) {
 }
 
 void add_up(CLI::App& parent) {
-  auto* command = parent.add_subcommand("up", "Make N emulated hosts: namespaces on one bridge, shaped links");
+  auto* command = parent.add_subcommand("up", "Make N emulated hosts: namespaces on one bridge, shaped links, "
+                                              "cores of their own");
   auto options = std::make_shared<cluster::UpOptions>();
   command->add_option("name", options->name, "Cluster name: 1 to 8 of a-z, 0-9, '-'")->required();
   command->add_option("--hosts", options->hosts, "Number of hosts")->required();
   command->add_option("--slots", options->slots_per_host, "MPI slots per host")->capture_default_str();
   command->add_option("--link", options->link_rate, "Link rate each way: 1gbit, 10gbit, 25gbit, none")
       ->capture_default_str();
+  command->add_option("--cores-per-host", options->cores_per_host,
+                      "Each host's CPU quota in cores, fractions allowed (default: this machine's cores / hosts)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--cpuset", options->cpuset,
+                      "The cores every host runs on, a cpu list such as 0 or 0-1, instead of a share of its own");
   command->add_option("--dir", options->dir, "Where the hostfile, rsh agent and MCA settings go "
                                              "(default /tmp/dtbench-cluster-NAME)");
   command->add_option("--owner-pid", options->owner_pid,
@@ -99,6 +105,20 @@ void add_exec(CLI::App& parent) {
   command->callback([options] { exec_on_host(options->name, options->host, options->command, options->timeout_s); });
 }
 
+// freeze | thaw NAME HOST
+void add_freezer(CLI::App& parent, bool frozen) {
+  auto* command = parent.add_subcommand(frozen ? "freeze" : "thaw",
+                                        frozen ? "Stop every process of one host at once and silence its link, as a hung machine"
+                                               : "Let a frozen host's processes run again");
+  auto options = std::make_shared<std::pair<std::string, std::string>>();
+  command->add_option("name", options->first, "Cluster name")->required();
+  command->add_option("host", options->second, "Host: its number, name (NAME-h0) or address")->required();
+  command->callback([options, frozen] {
+    cluster::freeze(options->first, options->second, frozen);
+    fmt::print("host {} of cluster {} {}\n", options->second, options->first, frozen ? "frozen" : "thawed");
+  });
+}
+
 }  // namespace
 
 void add_cluster_command(CLI::App& app) {
@@ -108,6 +128,8 @@ void add_cluster_command(CLI::App& app) {
   add_down(*command);
   add_status(*command);
   add_exec(*command);
+  add_freezer(*command, true);
+  add_freezer(*command, false);
 }
 
 }  // namespace dtbench

@@ -18,7 +18,7 @@ declare -A allowed=(
   [launch/report]="launch/monitor core"
   [launch/sweep]="launch/blueprint launch/report launch/monitor launch/cluster paramserver core"
   [launch/predict]="launch/report core"
-  [launch/bench]="launch/blueprint launch/report launch/monitor allreduce paramserver comm core"
+  [launch/bench]="launch/blueprint launch/report launch/monitor launch/cluster allreduce paramserver comm core"  # cluster: doctor reads a rank's host cores
   [launch]="launch/blueprint launch/report launch/sweep launch/bench launch/monitor launch/cluster launch/predict allreduce paramserver comm core"
 )
 

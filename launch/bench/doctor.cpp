@@ -1,5 +1,6 @@
 // dtbench doctor, under mpirun: before a long run, check that every rank reaches its ring
-// neighbours (neighbour_probe.h) and report the MPI set-up that the numbers will depend on.
+// neighbours (neighbour_probe.h), that ranks of different hosts do not share a core
+// (shared_cores.h), and report the MPI set-up that the numbers will depend on.
 // Rank 0 collects one report per rank with point-to-point receives that have a deadline (not a
 // gather: one silent rank must not keep the others' results from being printed), prints a line
 // per rank and exits 0 when all pass. On a failure it ends the job with MPI_Abort, since a
@@ -20,6 +21,9 @@
 #include "allreduce/mpi_session.h"
 #include "allreduce/neighbour_probe.h"
 #include "launch/bench/interfaces.h"
+#include "core/util/error.h"
+#include "launch/bench/shared_cores.h"
+#include "launch/cluster/host_cgroups.h"
 
 namespace dtbench {
 
@@ -37,6 +41,8 @@ struct RankReport {
   double left_rtt_us = 0;
   double right_rtt_us = 0;
   double large_gbps = 0;  // the slower of the two neighbours' 1 MiB round trips
+  double quota_cores = 0;  // its cgroup's CPU quota in cores, 0: none
+  char cpus[64] = {};      // the cores it may run on, a cpu list
   char host[64] = {};
   char error[448] = {};
 };
@@ -54,6 +60,9 @@ RankReport probe_and_report(const MpiSession& session, MPI_Comm comm, const Doct
   report.rank = session.rank();
   report.local_rank = session.local_rank();
   copy_text(report.host, sizeof(report.host), host_name());
+  const cluster::CpuAllowance allowance = cluster::this_process_allowance();
+  copy_text(report.cpus, sizeof(report.cpus), cluster::format_cpu_list(allowance.cpus));
+  report.quota_cores = allowance.quota_cores;
   NeighbourProbe probe;
   if (session.rank() == o.silent_rank) {
     probe.left.rank = (session.rank() + session.world() - 1) % session.world();
@@ -112,10 +121,11 @@ std::string figure(double value, const char* format) {
 }
 
 std::string report_line(const RankReport& r) {
-  std::string line = fmt::format("rank {} (host {}, local rank {}): {}  left {} rtt {}, right {} rtt {}, 1MiB {}",
-                                 r.rank, r.host, r.local_rank, r.passed ? "PASS" : "FAIL", r.left,
-                                 figure(r.left_rtt_us, "{:.1f} us"), r.right, figure(r.right_rtt_us, "{:.1f} us"),
-                                 figure(r.large_gbps, "{:.2f} GB/s"));
+  std::string line = fmt::format(
+      "rank {} (host {}, local rank {}): {}  left {} rtt {}, right {} rtt {}, 1MiB {}, cores {} {}", r.rank, r.host,
+      r.local_rank, r.passed ? "PASS" : "FAIL", r.left, figure(r.left_rtt_us, "{:.1f} us"), r.right,
+      figure(r.right_rtt_us, "{:.1f} us"), figure(r.large_gbps, "{:.2f} GB/s"), r.cpus[0] != '\0' ? r.cpus : "?",
+      r.quota_cores > 0 ? fmt::format("quota {:.3g}", r.quota_cores) : std::string("no quota"));
   if (r.error[0] != '\0') line += fmt::format("  [{}]", r.error);
   return line;
 }
@@ -132,6 +142,26 @@ void print_setup(const MpiSession& session, const DoctorOptions& o) {
   if (const char* btl = std::getenv("OMPI_MCA_btl")) fmt::print("BTLs:           OMPI_MCA_btl={}\n", btl);
 }
 
+// Fails the ranks that share a core with another host's ranks (shared_cores.h).
+void check_shared_cores(std::vector<RankReport>& reports) {
+  std::vector<RankCores> ranks;
+  for (const RankReport& r : reports) {
+    std::vector<int> cpus;
+    try {
+      if (r.cpus[0] != '\0') cpus = cluster::parse_cpu_list(r.cpus, "cores");
+    } catch (const InputError&) {
+    }
+    ranks.push_back({.rank = r.rank, .host = r.host, .cpus = cpus, .quota_cores = r.quota_cores});
+  }
+  const std::vector<std::string> problems = shared_core_problems(ranks);
+  for (size_t i = 0; i < reports.size(); ++i) {
+    if (problems[i].empty()) continue;
+    RankReport& r = reports[i];
+    r.passed = 0;
+    copy_text(r.error, sizeof(r.error), r.error[0] == '\0' ? problems[i] : std::string(r.error) + "; " + problems[i]);
+  }
+}
+
 // Probes, then rank 0 collects and prints. Returns normally only when every rank passed.
 void check_ring(const MpiSession& session, const DoctorOptions& o, const std::string& iface_problem) {
   const int rank = session.rank(), world = session.world();
@@ -141,7 +171,8 @@ void check_ring(const MpiSession& session, const DoctorOptions& o, const std::st
   WaitPolicy wait;
   wait.timeout_seconds = 2 * o.timeout_s + 5;
   if (rank == 0) {
-    const std::vector<RankReport> reports = collect_reports(comm, world, own, o.timeout_s);
+    std::vector<RankReport> reports = collect_reports(comm, world, own, o.timeout_s);
+    check_shared_cores(reports);
     const bool all_passed =
         std::all_of(reports.begin(), reports.end(), [](const RankReport& r) { return r.passed != 0; });
     for (const RankReport& r : reports) fmt::print("{}\n", report_line(r));

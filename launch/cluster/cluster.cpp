@@ -7,6 +7,7 @@
 
 #include "core/util/error.h"
 #include "launch/cluster/cluster_files.h"
+#include "launch/cluster/host_cgroups.h"
 #include "launch/cluster/naming.h"
 
 namespace dtbench::cluster {
@@ -20,10 +21,13 @@ void validate(const UpOptions& o) {
   if (o.hosts < 1 || o.hosts > kMaxHosts) fail_input("--hosts {}: expected 1 to {}", o.hosts, kMaxHosts);
   if (o.slots_per_host < 1) fail_input("--slots {}: expected at least 1", o.slots_per_host);
   parse_link_rate(o.link_rate);
+  plan_host_cores(o.hosts, o.cores_per_host, allowed_cpus(), o.cpuset);
   if (o.owner_pid != 0 && !ProcessId::of(o.owner_pid).alive()) fail_input("--owner-pid {}: no such process", o.owner_pid);
 }
 
+// The cgroups first: a frozen host's processes must be thawed before anything can end them.
 void remove_everything(const ClusterRecord& r) {
+  remove_host_cgroups(r.name);
   remove_network(r.name, r.hosts);
   remove_cluster_files(r);
   remove_record(r.name);
@@ -56,6 +60,10 @@ ClusterRecord claim(const UpOptions& o) {
   r.hosts = o.hosts;
   r.slots_per_host = o.slots_per_host;
   r.link_rate = o.link_rate;
+  const CoresPlan cores = plan_host_cores(o.hosts, o.cores_per_host, allowed_cpus(), o.cpuset);
+  r.cores_per_host = cores.hosts.front().cores;
+  for (const HostCores& host : cores.hosts) r.host_cpus.push_back(host.cpus);
+  r.time_sliced = cores.time_sliced;
   r.dir = fs::absolute(o.dir.empty() ? fs::path("/tmp/dtbench-cluster-" + o.name) : o.dir);
   r.dir_created = !fs::exists(r.dir);
   r.builder = ProcessId::of(getpid());
@@ -69,10 +77,18 @@ ClusterRecord claim(const UpOptions& o) {
 ClusterRecord up(const UpOptions& o) {
   validate(o);
   require_net_admin("dtbench cluster up");
+  require_cgroups("dtbench cluster up");
   ClusterRecord r = claim(o);
+  if (r.time_sliced) {
+    spdlog::warn("cluster {}: {} hosts x {:.3g} core(s) is more than the cores they run on: the hosts take turns, "
+                 "so none is sure of its share", r.name, r.hosts, r.cores_per_host);
+  }
   try {
     fs::create_directories(r.dir);
     write_cluster_files(r);
+    for (int host = 0; host < r.hosts; ++host) {
+      make_host_cgroup(r.name, host, {r.host_cpus[static_cast<size_t>(host)], r.cores_per_host});
+    }
     build_network(r);
     r.complete = true;
     write_record(r);
@@ -119,16 +135,42 @@ int host_index(const ClusterRecord& r, const std::string& host) {
 }
 
 std::string describe(const ClusterRecord& r) {
-  std::string text = fmt::format("cluster {}: {} host(s) x {} slot(s), subnet {}, bridge {} ({}), link {}{}\n",
-                                 r.name, r.hosts, r.slots_per_host, subnet(r.slot), bridge_name(r.name),
-                                 bridge_address(r.slot), r.link_rate, r.complete ? "" : " (being built)");
+  std::string text = fmt::format("cluster {}: {} host(s) x {} slot(s) x {:.3g} core(s){}, subnet {}, bridge {} ({}), "
+                                 "link {}{}\n",
+                                 r.name, r.hosts, r.slots_per_host, r.cores_per_host,
+                                 r.time_sliced ? " (time-sliced: more than the cores they run on)" : "", subnet(r.slot),
+                                 bridge_name(r.name), bridge_address(r.slot), r.link_rate,
+                                 r.complete ? "" : " (being built)");
   text += fmt::format("  directory {}{}\n", r.dir.string(),
                       r.owner.pid > 0 ? fmt::format(", removed when pid {} ends", r.owner.pid) : std::string());
-  for (const HostStatus& h : host_status(r)) {
+  const std::vector<HostStatus> hosts = host_status(r);
+  for (const HostStatus& h : hosts) {
     text += fmt::format("  {:<12} {:<15} namespace {} veth {}", h.host, h.address, h.namespace_name, h.veth);
+    const size_t host = static_cast<size_t>(&h - hosts.data());
+    if (host < r.host_cpus.size()) {
+      text += fmt::format("  cores {} quota {:.3g}{}", r.host_cpus[host], r.cores_per_host,
+                          h.present && host_frozen(r.name, static_cast<int>(host)) ? " FROZEN" : "");
+    }
     text += h.present ? fmt::format("  in: {}  out: {}\n", h.shaping_in, h.shaping_out) : "  MISSING\n";
   }
   return text;
+}
+
+void freeze(const std::string& name, const std::string& host, bool frozen) {
+  require_net_admin(frozen ? "dtbench cluster freeze" : "dtbench cluster thaw");
+  const ClusterRecord r = find(name);
+  if (!r.complete) fail_input("cluster {} is still being built", name);
+  const int index = host_index(r, host);
+  // A hung machine's kernel answers nothing either: with only its processes stopped, the host's
+  // TCP would still acknowledge mpirun's keepalive probes, and mpirun, told to end the job, would
+  // wait for the stopped daemon for ever. Silenced, the host is declared lost within seconds.
+  if (frozen) {
+    set_host_frozen(r.name, index, true);
+    set_host_link_up(r.name, index, false);
+  } else {
+    set_host_link_up(r.name, index, true);
+    set_host_frozen(r.name, index, false);
+  }
 }
 
 }  // namespace dtbench::cluster

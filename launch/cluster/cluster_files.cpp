@@ -6,6 +6,7 @@
 
 #include "core/util/error.h"
 #include "core/util/files.h"
+#include "launch/cluster/host_cgroups.h"
 #include "launch/cluster/naming.h"
 
 namespace dtbench::cluster {
@@ -13,12 +14,25 @@ namespace dtbench::cluster {
 namespace fs = std::filesystem;
 
 namespace {
-// Sets the host name in the fresh UTS namespace, then runs the command given as arguments.
+// Joins the host's cgroups ($1: their directories), then runs the command given as the remaining
+// arguments. Before `ip netns exec`, which mounts the namespace's own /sys, without the cgroups.
+constexpr const char* kJoinCgroups =
+    "for g in $1; do echo $$ > \"$g/cgroup.procs\" || exit 125; done; shift; exec \"$@\"";
+// Sets the host name ($0) in the fresh UTS namespace, then runs the command given as arguments.
 constexpr const char* kSetHostName = "hostname \"$0\" && exec \"$@\"";
 
-// mpirun's connections to its daemons probe after 3 s of silence, every second, 3 times: a lost
-// host is declared within kDaemonLossSeconds.
-constexpr int kKeepaliveIdle = 3, kKeepaliveInterval = 1, kKeepaliveProbes = 3;
+// The host's cgroup directories as one shell word ("/sys/fs/cgroup/cpu/dtb-a-h0 ...").
+std::string cgroup_list(const ClusterRecord& r, int host) {
+  std::string list;
+  for (const auto& dir : host_cgroup_dirs(r.name, host)) list += (list.empty() ? "" : " ") + dir.string();
+  return list;
+}
+
+// mpirun's connections to its daemons probe after 1 s of silence, every second, twice: a lost host
+// is declared within kDaemonLossSeconds, sooner than a rank's comm.timeout_s (5 s and more) ends
+// its run. It must be sooner: once a rank's abort has begun, mpirun's order to the lost host's
+// daemon waits unacknowledged in its socket, which stops keepalive, and TCP retries for 15 minutes.
+constexpr int kKeepaliveIdle = 1, kKeepaliveInterval = 1, kKeepaliveProbes = 2;
 constexpr int kDaemonLossSeconds = kKeepaliveIdle + kKeepaliveInterval * kKeepaliveProbes;
 
 std::string keepalive_lines(const char* prefix, const char* separator, const char* end) {
@@ -45,18 +59,21 @@ std::string hostfile_text(const ClusterRecord& r) {
 std::string rsh_agent_text(const ClusterRecord& r) {
   std::string cases;
   for (int host = 0; host < r.hosts; ++host) {
-    cases += fmt::format("  {}|{}) ns={} name={} ;;\n", host_address(r.slot, host), host_name(r.name, host),
-                         namespace_name(r.name, host), host_name(r.name, host));
+    cases += fmt::format("  {}|{}) ns={} name={} cgroups='{}' ;;\n", host_address(r.slot, host),
+                         host_name(r.name, host), namespace_name(r.name, host), host_name(r.name, host),
+                         cgroup_list(r, host));
   }
   return fmt::format(
       "#!/bin/sh\n"
       "# The rsh agent of dtbench cluster {0}. mpirun calls it as ssh: `rsh-agent [options] HOST COMMAND...`;\n"
-      "# it runs COMMAND with /bin/sh inside HOST's network namespace, under the host's own name.\n"
+      "# it runs COMMAND with /bin/sh inside HOST's network namespace and cgroups (its cores), under the\n"
+      "# host's own name.\n"
       "while [ $# -gt 0 ] && [ \"${{1#-}}\" != \"$1\" ]; do shift; done  # ssh options: none apply\n"
       "host=$1; shift\n"
       "case \"$host\" in\n{1}"
       "  *) echo \"dtbench cluster {0}: no host '$host'\" >&2; exit 255 ;;\n"
       "esac\n"
+      "for g in $cgroups; do echo $$ > \"$g/cgroup.procs\" || {{ echo \"dtbench cluster {0}: cannot join $g\" >&2; exit 255; }}; done\n"
       "exec ip netns exec \"$ns\" unshare --uts /bin/sh -c 'hostname \"$0\" && exec /bin/sh -c \"$*\"' \"$name\" \"$@\"\n",
       r.name, cases);
 }
@@ -66,6 +83,9 @@ std::string mca_params_text(const ClusterRecord& r) {
       "# dtbench cluster {0}: mpirun --mca mca_param_files {1}/mca-params.conf --hostfile {1}/hostfile ...\n"
       "# TCP between hosts, shared memory (vader) between ranks of one host, only on the cluster's subnet.\n"
       "plm_rsh_agent = {1}/rsh-agent\n"
+      "# No binding: each host's daemon sees the whole machine and would pin its first rank to core 0,\n"
+      "# every host's to the same core. The host's cgroup (its cpuset and CPU quota) is the binding.\n"
+      "hwloc_base_binding_policy = none\n"
       "btl = self,vader,tcp\n"
       "btl_tcp_if_include = {2}\n"
       "oob_tcp_if_include = {2}\n"
@@ -76,14 +96,15 @@ std::string mca_params_text(const ClusterRecord& r) {
 }
 
 std::string mpirun_args_text(const ClusterRecord& r) {
-  return fmt::format("--hostfile {0}/hostfile --mca plm_rsh_agent {0}/rsh-agent --mca btl self,vader,tcp "
+  return fmt::format("--hostfile {0}/hostfile --mca plm_rsh_agent {0}/rsh-agent --mca hwloc_base_binding_policy none --mca btl self,vader,tcp "
                      "--mca btl_tcp_if_include {1} --mca oob_tcp_if_include {1} {2}\n",
                      r.dir.string(), subnet(r.slot), keepalive_lines("--mca ", " ", " "));
 }
 
 std::vector<std::string> on_host_argv(const ClusterRecord& r, int host, const std::vector<std::string>& command) {
-  std::vector<std::string> argv = {"ip", "netns", "exec", namespace_name(r.name, host), "unshare", "--uts",
-                                   "/bin/sh", "-c", kSetHostName, host_name(r.name, host)};
+  std::vector<std::string> argv = {"/bin/sh", "-c",     kJoinCgroups, "join-host-cgroups",
+                                   cgroup_list(r, host), "ip", "netns", "exec", namespace_name(r.name, host),
+                                   "unshare", "--uts", "/bin/sh", "-c", kSetHostName, host_name(r.name, host)};
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
 }

@@ -23,8 +23,9 @@ std::string rsh_agent_text(const ClusterRecord& record);
 std::string mca_params_text(const ClusterRecord& record);
 std::string mpirun_args_text(const ClusterRecord& record);
 
-// The argv that runs `command` on `host`: inside its namespace (ip netns exec), in a UTS namespace
-// of its own carrying the host's name, so that gethostname() tells the hosts apart.
+// The argv that runs `command` on `host`: inside its namespace (ip netns exec) and its cgroups (its
+// cores), in a UTS namespace of its own carrying the host's name, so that gethostname() tells the
+// hosts apart.
 std::vector<std::string> on_host_argv(const ClusterRecord& record, int host, const std::vector<std::string>& command);
 
 }  // namespace dtbench::cluster

@@ -134,6 +134,10 @@ void remove_network(const std::string& name, int hosts) {
   if (link_exists(bridge_name(name))) ip({"link", "del", bridge_name(name)});
 }
 
+void set_host_link_up(const std::string& cluster, int host, bool up) {
+  ip({"link", "set", host_veth_name(cluster, host), up ? "up" : "down"});
+}
+
 std::vector<HostStatus> host_status(const ClusterRecord& r) {
   std::vector<HostStatus> hosts;
   for (int host = 0; host < r.hosts; ++host) {

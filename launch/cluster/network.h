@@ -21,6 +21,10 @@ void build_network(const ClusterRecord& record);
 // what is already gone is skipped, so it also finishes a half-built or half-removed cluster.
 void remove_network(const std::string& name, int hosts);
 
+// Takes the host's veth down (or up again): nothing crosses its link, in either direction, and
+// its peers' TCP keepalive probes go unanswered, as with a machine that no longer runs.
+void set_host_link_up(const std::string& cluster, int host, bool up);
+
 // One host as `cluster status` shows it.
 struct HostStatus {
   std::string host, address, namespace_name, veth;

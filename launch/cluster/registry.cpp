@@ -85,6 +85,9 @@ ClusterRecord record_from(const nlohmann::json& j) {
   r.hosts = j.at("hosts").get<int>();
   r.slots_per_host = j.at("slots_per_host").get<int>();
   r.link_rate = j.at("link_rate").get<std::string>();
+  r.cores_per_host = j.value("cores_per_host", 0.0);
+  r.host_cpus = j.value("host_cpus", std::vector<std::string>{});
+  r.time_sliced = j.value("time_sliced", false);
   r.dir = j.at("dir").get<std::string>();
   r.dir_created = j.at("dir_created").get<bool>();
   r.complete = j.at("complete").get<bool>();
@@ -122,7 +125,9 @@ std::vector<ClusterRecord> read_records() {
 void write_record(const ClusterRecord& r) {
   const nlohmann::json j = {{"name", r.name},         {"slot", r.slot},
                             {"hosts", r.hosts},       {"slots_per_host", r.slots_per_host},
-                            {"link_rate", r.link_rate}, {"dir", r.dir.string()},
+                            {"link_rate", r.link_rate}, {"cores_per_host", r.cores_per_host},
+                            {"host_cpus", r.host_cpus}, {"time_sliced", r.time_sliced},
+                            {"dir", r.dir.string()},
                             {"dir_created", r.dir_created}, {"complete", r.complete},
                             {"builder", to_json(r.builder)}, {"owner", to_json(r.owner)}};
   write_file_atomically(record_path(r.name), j.dump(2) + "\n");

@@ -27,6 +27,9 @@ struct ClusterRecord {
   int hosts = 0;
   int slots_per_host = 1;
   std::string link_rate = "none";
+  double cores_per_host = 0;           // each host's CPU quota in cores (host_cores.h)
+  std::vector<std::string> host_cpus;  // per host: the cores it may run on, a cpu list ("0", "0-1")
+  bool time_sliced = false;            // hosts x cores_per_host is more than the cores they run on
   std::filesystem::path dir;  // hostfile, rsh agent, MCA parameters
   bool dir_created = false;   // `down` removes the directory only if `up` made it
   bool complete = false;      // false while `up` is still building

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include "launch/cluster/host_cgroups.h"
 #include "launch/cluster/naming.h"
 #include "launch/cluster/registry.h"
 
@@ -28,7 +29,11 @@ std::optional<Whereabouts> this_host() {
                          .host_name = host_name(r.name, host),
                          .hosts = r.hosts,
                          .slots_per_host = r.slots_per_host,
-                         .link_rate = r.link_rate};
+                         .link_rate = r.link_rate,
+                         .cpus = static_cast<size_t>(host) < r.host_cpus.size() ? r.host_cpus[static_cast<size_t>(host)] : "",
+                         .cores = r.cores_per_host,
+                         .time_sliced = r.time_sliced,
+                         .own = this_process_allowance()};
     }
   }
   return std::nullopt;
@@ -37,7 +42,9 @@ std::optional<Whereabouts> this_host() {
 nlohmann::json to_json(const Whereabouts& w) {
   return {{"name", w.cluster}, {"host", w.host},          {"host_name", w.host_name},
           {"hosts", w.hosts},  {"slots", w.slots_per_host}, {"link", w.link_rate},
-          {"shaping", w.link_rate == "none" ? "none" : "tc tbf, " + w.link_rate + " each way"}};
+          {"shaping", w.link_rate == "none" ? "none" : "tc tbf, " + w.link_rate + " each way"},
+          {"host_cpus", w.cpus}, {"cores_per_host", w.cores}, {"time_sliced", w.time_sliced},
+          {"process_cpus", format_cpu_list(w.own.cpus)}, {"process_quota_cores", w.own.quota_cores}};
 }
 
 }  // namespace dtbench::cluster

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "launch/cluster/host_cores.h"
+
 namespace dtbench::cluster {
 
 struct Whereabouts {
@@ -16,6 +18,10 @@ struct Whereabouts {
   int hosts = 0;
   int slots_per_host = 1;
   std::string link_rate;  // as the cluster was made: "1gbit", "none"
+  std::string cpus;       // the cores the host runs on ("1"), as its cgroup's cpuset says
+  double cores = 0;       // the host's CPU quota in cores
+  bool time_sliced = false;  // the cluster's hosts promise more cores than they run on
+  CpuAllowance own;          // what this process was given: its affinity and its cgroup's quota
 };
 
 // nullopt outside any cluster on record (a real host, or the machine's own namespace).

@@ -28,7 +28,13 @@ nlohmann::json rank_entry(const nlohmann::json& report) {
   nlohmann::json entry = {{"rank", report.value("rank", 0)},
                           {"host", report.value("/provenance/hostname"_json_pointer, std::string())},
                           {"interfaces", link_traffic(network.value("interfaces", nlohmann::json()))}};
-  if (network.contains("cluster")) entry["cluster_host"] = network["cluster"].value("host", 0);
+  if (network.contains("cluster")) {
+    entry["cluster_host"] = network["cluster"].value("host", 0);
+    // The cores the worker was given, as its own affinity and cgroup quota said (0: no quota).
+    const auto& cluster = network["cluster"];
+    if (cluster.contains("process_cpus")) entry["cores"] = cluster["process_cpus"];
+    if (cluster.contains("process_quota_cores")) entry["quota_cores"] = cluster["process_quota_cores"];
+  }
   return entry;
 }
 
@@ -45,6 +51,7 @@ nlohmann::json network_json(const std::vector<nlohmann::json>& reports, const st
       network["cluster"] = own["cluster"];
       network["cluster"].erase("host");
       network["cluster"].erase("host_name");
+      for (const char* per_host : {"host_cpus", "process_cpus", "process_quota_cores"}) network["cluster"].erase(per_host);
     }
   }
   network["hosts"] = hosts.size();
@@ -71,8 +78,13 @@ std::string network_text(const nlohmann::json& network) {
   std::string text;
   if (network.contains("cluster")) {
     const auto& c = network["cluster"];
-    text += fmt::format("Network: emulated cluster {} ({} hosts x {} slots, link {}, shaping {})\n",
-                        c.value("name", ""), c.value("hosts", 0), c.value("slots", 0), c.value("link", ""),
+    const std::string cores =
+        c.contains("cores_per_host")
+            ? fmt::format(" x {:.3g} core(s){}", c.value("cores_per_host", 0.0),
+                          c.value("time_sliced", false) ? " time-sliced (more than the machine has)" : "")
+            : std::string();
+    text += fmt::format("Network: emulated cluster {} ({} hosts x {} slots{}, link {}, shaping {})\n",
+                        c.value("name", ""), c.value("hosts", 0), c.value("slots", 0), cores, c.value("link", ""),
                         c.value("shaping", ""));
   } else {
     text += fmt::format("Network: {} host(s)\n", network.value("hosts", 0));
@@ -83,7 +95,12 @@ std::string network_text(const nlohmann::json& network) {
       links.push_back(fmt::format("{} sent {:.1f} MB, received {:.1f} MB", name,
                                   bytes.value("sent_bytes", 0.0) / 1e6, bytes.value("received_bytes", 0.0) / 1e6));
     }
-    text += fmt::format("  rank {} on {}{}\n", rank.value("rank", 0), rank.value("host", ""),
+    const double quota = rank.value("quota_cores", 0.0);
+    const std::string cores =
+        rank.contains("cores") ? fmt::format(" (cores {}, {})", rank.value("cores", ""),
+                                             quota > 0 ? fmt::format("quota {:.3g}", quota) : std::string("no quota"))
+                               : std::string();
+    text += fmt::format("  rank {} on {}{}{}\n", rank.value("rank", 0), rank.value("host", ""), cores,
                         links.empty() ? std::string() : ": " + fmt::format("{}", fmt::join(links, "; ")));
   }
   if (network.contains("pairs")) {

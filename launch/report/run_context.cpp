@@ -59,6 +59,10 @@ RunContext run_context(const json& report) {
   c.straggler_delay_ms = lenient<double>(straggler, "delay_ms", 0.0);
   c.steps_limit = lenient<int64_t>(blueprint, "steps", 0);
   c.link = lenient<std::string>(member(member(report, "network"), "cluster"), "link", "");
+  const json& cluster = member(member(report, "network"), "cluster");
+  c.emulated_cluster = !cluster.empty();
+  c.host_cores = lenient<double>(cluster, "cores_per_host", 0.0);
+  c.time_sliced = lenient<bool>(cluster, "time_sliced", false);
   return c;
 }
 

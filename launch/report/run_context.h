@@ -21,6 +21,9 @@ struct RunContext {
   std::string cpu_model, blas_core, commit;
   std::vector<std::string> hosts;  // each worker's host name by rank; rank 0's alone when the others' are unknown
   std::string link;            // an emulated cluster's link ("1gbit"), from report.json's network; empty: unknown
+  bool emulated_cluster = false;  // its hosts are namespaces of one machine, which all their workers share
+  double host_cores = 0.0;        // an emulated host's CPU quota in cores; 0: unknown (a real host: `cores`)
+  bool time_sliced = false;       // the emulated hosts promise more cores than the machine has
   int straggler_rank = -1;     // the injected straggler (blueprint `straggler`), -1: none
   double straggler_delay_ms = 0.0;
   int64_t steps_limit = 0;     // the blueprint's `steps`; 0: whole epochs

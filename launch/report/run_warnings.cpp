@@ -45,7 +45,11 @@ double other_busy_cores(const RunRecord& run) {
   std::map<std::string, HostLoad> hosts;
   for (const ResourceRecord& r : run.resources) {
     const auto rank = static_cast<size_t>(r.rank);
-    HostLoad& host = hosts[rank < run.context.hosts.size() ? run.context.hosts[rank] : std::string()];
+    // An emulated cluster's hosts are one machine: every worker of the run is its own load there.
+    const std::string machine = run.context.emulated_cluster || rank >= run.context.hosts.size()
+                                    ? std::string()
+                                    : run.context.hosts[rank];
+    HostLoad& host = hosts[machine];
     host.machine_cores += r.core_percent_mean / 100.0 * cores;
     host.own_cores += r.cpu_percent_mean / 100.0;
     ++host.workers;
@@ -59,10 +63,16 @@ std::vector<RunWarning> run_warnings(const RunRecord& run) {
   std::vector<RunWarning> warnings;
   const RunContext& c = run.context;
   const int workers_on_host = c.most_workers_on_a_host(run.world);
-  if (c.cores > 0 && c.threads > 0 && workers_on_host * c.threads > c.cores) {
-    warnings.push_back({"oversubscribed", fmt::format("{} worker(s) x {} BLAS thread(s) on a host of {} "
+  const double host_cores = c.host_cores > 0 ? c.host_cores : c.cores;
+  if (host_cores > 0 && c.threads > 0 && workers_on_host * c.threads > host_cores + 0.01) {
+    warnings.push_back({"oversubscribed", fmt::format("{} worker(s) x {} BLAS thread(s) on a host of {:.3g} "
                                                       "core(s); workers wait for a core, not only for each other",
-                                                      workers_on_host, c.threads, c.cores)});
+                                                      workers_on_host, c.threads, host_cores)});
+  }
+  if (c.time_sliced) {
+    warnings.push_back({"time-sliced hosts", fmt::format("the emulated hosts were promised {:.3g} core(s) each, more "
+                                                         "than this machine's {} core(s) hold: they took turns, so "
+                                                         "no host was sure of its share", c.host_cores, c.cores)});
   }
   const double others = other_busy_cores(run);
   if (std::isfinite(others) && others >= 0.5 && others > kBusyShareOfCores * c.cores) {

@@ -28,6 +28,8 @@ const cluster::ClusterRecord* ClusterLease::acquire(const std::optional<SweepClu
                          .hosts = static_cast<int>(wanted->hosts),
                          .slots_per_host = static_cast<int>(wanted->slots),
                          .link_rate = wanted->link,
+                         .cores_per_host = wanted->cores_per_host,
+                         .cpuset = {},
                          .dir = {},
                          .owner_pid = getpid()});
   built_ = wanted;

@@ -9,6 +9,7 @@
 
 #include "core/util/error.h"
 #include "launch/blueprint/blueprint.h"
+#include "launch/cluster/host_cores.h"
 #include "launch/cluster/naming.h"
 #include "launch/sweep/child_process.h"
 
@@ -164,8 +165,15 @@ const std::vector<std::string>& sweep_metric_names() {
   return names;
 }
 
+double SweepCluster::resolved_cores_per_host() const {
+  return cores_per_host > 0 ? cores_per_host
+                            : static_cast<double>(cluster::allowed_cpus().size()) / static_cast<double>(hosts);
+}
+
 std::string SweepCluster::label() const {
-  return fmt::format("{} host{} x {} slot{}, link {}", hosts, hosts == 1 ? "" : "s", slots, slots == 1 ? "" : "s", link);
+  const double cores = resolved_cores_per_host();
+  return fmt::format("{} host{} x {} slot{} x {:.3g} core(s), link {}", hosts, hosts == 1 ? "" : "s", slots,
+                     slots == 1 ? "" : "s", cores, link);
 }
 
 const std::string* SweepConfiguration::value_of(const std::string& axis) const {
@@ -228,6 +236,19 @@ void set_cluster_field(const fs::path& source, const std::string& key, const std
     cluster.link = value;
     return;
   }
+  if (field == "cores_per_host") {
+    double cores = 0;
+    try {
+      size_t used = 0;
+      cores = std::stod(value, &used);
+      if (used != value.size()) cores = 0;
+    } catch (const std::exception&) {
+    }
+    if (!(cores >= 0.01)) fail_input("{}: '{}' value '{}': expected a number of cores, at least 0.01 (0.5: half a core)",
+                                     source.string(), key, value);
+    cluster.cores_per_host = cores;
+    return;
+  }
   const int64_t number = positive_integer(source, key, value);
   if (field == "hosts" && number > cluster::kMaxHosts) {
     fail_input("{}: '{}' value {}: expected at most {} hosts", source.string(), key, number, cluster::kMaxHosts);
@@ -235,14 +256,16 @@ void set_cluster_field(const fs::path& source, const std::string& key, const std
   (field == "hosts" ? cluster.hosts : cluster.slots) = number;
 }
 
-bool is_cluster_field(const std::string& key) { return key == "hosts" || key == "slots" || key == "link"; }
+bool is_cluster_field(const std::string& key) {
+  return key == "hosts" || key == "slots" || key == "link" || key == "cores_per_host";
+}
 
 std::optional<SweepCluster> read_cluster(const SweepReader& reader, const fs::path& source, const YAML::Node& node) {
   if (!node || node.IsNull()) return std::nullopt;
-  if (!node.IsMap()) reader.fail("launch.cluster", "a mapping with hosts, and optionally link and slots");
-  reader.reject_unknown(node, "launch.cluster.", {"hosts", "slots", "link"});
+  if (!node.IsMap()) reader.fail("launch.cluster", "a mapping with hosts, and optionally link, slots and cores_per_host");
+  reader.reject_unknown(node, "launch.cluster.", {"hosts", "slots", "link", "cores_per_host"});
   SweepCluster cluster;
-  for (const char* field : {"hosts", "slots", "link"}) {
+  for (const char* field : {"hosts", "slots", "link", "cores_per_host"}) {
     if (node[field]) set_cluster_field(source, std::string("launch.cluster.") + field, field,
                                        reader.scalar(node[field], std::string("launch.cluster.") + field), cluster);
   }

@@ -16,7 +16,7 @@
 //
 // Besides blueprint keys, some axes are the runner's: `blueprint` (base blueprint files; the
 // top-level key is `base`), `workers` and `servers` (parameter servers started for ps transports;
-// both also top-level keys), and with `launch.cluster` its `hosts`, `link` and `slots`.
+// both also top-level keys), and with `launch.cluster` its `hosts`, `link`, `slots` and `cores_per_host`.
 // `synthesize` (one data set or a list) writes synthetic data before the first run.
 #include <cstdint>
 #include <filesystem>
@@ -37,15 +37,18 @@ struct SweepAxis {
 };
 
 // An emulated cluster (launch/cluster) the sweep brings up for its runs and removes after them,
-// also when stopped or failing: `launch: {cluster: {hosts: 3, link: 1gbit, slots: 1}}`. Unless
+// also when stopped or failing: `launch: {cluster: {hosts: 3, link: 1gbit, slots: 1, cores_per_host: 0.5}}`
+// (cores_per_host: each host's CPU quota, by default this machine's cores / hosts). Unless
 // `workers` or `servers` say otherwise, each slot gets a worker and, for parameter-server
 // transports, each host a shard beside its workers (the layout of the CPU-cluster study).
 struct SweepCluster {
   int64_t hosts = 2;
   int64_t slots = 1;
   std::string link = "none";  // a rate tc takes (1gbit, 10gbit) or none
+  double cores_per_host = 0;  // 0: this machine's cores / hosts
   bool operator==(const SweepCluster&) const = default;
-  std::string label() const;  // "3 hosts x 1 slot, link 1gbit"
+  double resolved_cores_per_host() const;
+  std::string label() const;  // "3 hosts x 1 slot x 0.667 core(s), link 1gbit"
 };
 
 // How runs are started. Workers go through mpirun when there is more than one, the transport is

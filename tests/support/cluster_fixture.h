@@ -12,13 +12,14 @@
 
 #include <fmt/format.h>
 
+#include "launch/cluster/host_cgroups.h"
 #include "launch/cluster/naming.h"
 #include "launch/cluster/registry.h"
 #include "support/cli_helpers.h"
 
 namespace dtbench::testing {
 
-// What of cluster `name` still exists: namespaces, interfaces, its record.
+// What of cluster `name` still exists: namespaces, interfaces, host cgroups, its record.
 inline std::vector<std::string> cluster_leftovers(const std::string& name) {
   namespace fs = std::filesystem;
   std::vector<std::string> found;
@@ -27,6 +28,7 @@ inline std::vector<std::string> cluster_leftovers(const std::string& name) {
     if (fs::exists("/sys/class/net/" + cluster::host_veth_name(name, host))) found.push_back(cluster::host_veth_name(name, host));
   }
   if (fs::exists("/sys/class/net/" + cluster::bridge_name(name))) found.push_back(cluster::bridge_name(name));
+  for (const auto& cgroup : cluster::existing_host_cgroups(name)) found.push_back(cgroup.string());
   if (fs::exists(cluster::registry_dir() / (name + ".json"))) found.push_back("record " + name);
   return found;
 }
@@ -55,11 +57,12 @@ class ClusterTest : public MpirunTest {
     return name;
   }
 
-  // `dtbench cluster up` owned by this test process; returns the cluster's directory.
-  std::filesystem::path up(const std::string& name, int hosts, const std::string& link) {
+  // `dtbench cluster up` owned by this test process, with `options` added (--cores-per-host 0.5);
+  // returns the cluster's directory.
+  std::filesystem::path up(const std::string& name, int hosts, const std::string& link, const std::string& options = "") {
     const std::filesystem::path dir = root_ / name;
     const Outcome r = dtbench("cluster up " + name + " --hosts " + std::to_string(hosts) + " --link " + link +
-                              " --dir " + dir.string() + " --owner-pid " + std::to_string(getpid()));
+                              " --dir " + dir.string() + " --owner-pid " + std::to_string(getpid()) + " " + options);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return dir;
   }

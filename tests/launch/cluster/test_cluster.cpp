@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "launch/cluster/host_cores.h"
 #include "launch/cluster/naming.h"
 #include "launch/cluster/registry.h"
 #include "support/cluster_fixture.h"
@@ -127,6 +128,12 @@ TEST_F(Cluster, MpirunAcrossTwoHostsRunsDoctorAndRingTrainingMatchesSharedMemory
   EXPECT_EQ(network["cluster"]["link"], "10gbit");
   EXPECT_EQ(network["pairs"][0]["path"], "TCP");
   EXPECT_EQ(network["ranks"][1]["host"], name + "-h1");
+  // Each host's worker ran on the host's own cores under its quota, as its own affinity showed.
+  const std::string cores_0 = network["ranks"][0].value("cores", ""), cores_1 = network["ranks"][1].value("cores", "");
+  EXPECT_FALSE(cores_0.empty()) << network.dump(2);
+  if (cluster::allowed_cpus().size() >= 2) EXPECT_NE(cores_0, cores_1) << network.dump(2);
+  EXPECT_GT(network["ranks"][1].value("quota_cores", 0.0), 0.0) << network.dump(2);
+  EXPECT_GT(network["cluster"].value("cores_per_host", 0.0), 0.0) << network.dump(2);
   EXPECT_GT(network["ranks"][0]["interfaces"]["eth0"]["sent_bytes"].get<double>(), 5 * 61706 * 4 / 2.0);
   const auto local_report = testing::read_json(testing::only_child(root_ / "local") / "report.json");
   EXPECT_EQ(local_report["network"]["pairs"][0]["path"], "shared memory");
@@ -143,7 +150,7 @@ TEST_F(Cluster, SmallAllreducesAcrossHostsTakeTheLinksTimeNotTheSchedulersTick) 
   const fs::path dir = up(name, 2, "10gbit");
   const fs::path json = root_ / "small.json";
   const Outcome bench = testing::shell(fmt::format(
-      "timeout 120 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile "
+      "timeout --kill-after=10 120 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile "
       "-x OMPI_MCA_mpi_yield_when_idle=1 -np 2 {} bench allreduce "
       "--sizes 4KiB --iters 40 --warmup 5 --json {}",
       MPIEXEC, dir.string(), dir.string(), DTBENCH_BINARY, json.string()));
@@ -166,7 +173,7 @@ TEST_F(Cluster, ALinkCutMidRunEndsTheRunInBoundedTimeNamingTheHost) {
   synth("idx", 512, 64, "data");
   constexpr double kTimeout = 5;
   testing::Background run(fmt::format(
-      "timeout 120 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile -np 2 {} train --set model=lenet5 "
+      "timeout --kill-after=10 120 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile -np 2 {} train --set model=lenet5 "
       "--set dataset.format=idx --set dataset.path={} --set threads=1 --set epochs=1000 --set batch=16 "
       "--set transport=ring --set comm.timeout_s={} --set output={}",
       MPIEXEC, dir.string(), dir.string(), DTBENCH_BINARY, (root_ / "data").string(), kTimeout, (root_ / "runs").string()));
@@ -178,7 +185,7 @@ TEST_F(Cluster, ALinkCutMidRunEndsTheRunInBoundedTimeNamingTheHost) {
   fmt::print("link cut to mpirun's end: {:.1f} s\n", seconds);
   EXPECT_NE(exit_code, 0) << run.output();
   EXPECT_NE(exit_code, 124) << "mpirun was still running after 120 s: " << run.output();
-  // Our timeout, mpirun's daemon probes (7 s) and the abort, on a busy 2-core machine.
+  // Our timeout, mpirun's daemon probes (3 s) and the abort, on a busy 2-core machine.
   EXPECT_LT(seconds, kTimeout + 25) << run.output();
   const std::string silent = "rank 1 on " + cluster::host_name(name, 1);
   EXPECT_NE(run.output().find(silent), std::string::npos) << run.output();

@@ -1,12 +1,15 @@
-// The cluster's parts that need no root: names, addresses, link rates, the command runner and the
-// files mpirun reads.
+// The cluster's parts that need no root: names, addresses, link rates, how hosts split the cores,
+// the command runner and the files mpirun reads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/util/error.h"
 #include "launch/cluster/cluster_files.h"
 #include "launch/cluster/command_runner.h"
+#include "launch/cluster/host_cgroups.h"
+#include "launch/cluster/host_cores.h"
 #include "launch/cluster/naming.h"
 #include "launch/cluster/network.h"
 
@@ -94,14 +97,99 @@ TEST(ClusterFiles, MpirunIsToldTheHostsTheAgentAndTheSubnet) {
   EXPECT_NE(mca.find("btl = self,vader,tcp\n"), std::string::npos) << mca;
   EXPECT_NE(mca.find("btl_tcp_if_include = 198.18.2.0/24\n"), std::string::npos) << mca;
   EXPECT_NE(mca.find("oob_tcp_if_include = 198.18.2.0/24\n"), std::string::npos) << mca;
-  EXPECT_NE(mca.find("oob_tcp_keepalive_time = 3\n"), std::string::npos) << mca;
-  EXPECT_NE(mpirun_args_text(r).find("--mca oob_tcp_keepalive_probes 3"), std::string::npos) << mpirun_args_text(r);
+  EXPECT_NE(mca.find("oob_tcp_keepalive_time = 1\n"), std::string::npos) << mca;
+  EXPECT_NE(mpirun_args_text(r).find("--mca oob_tcp_keepalive_probes 2"), std::string::npos) << mpirun_args_text(r);
   const std::string agent = rsh_agent_text(r);
-  EXPECT_NE(agent.find("198.18.2.2|c1-h1) ns=dtb-c1-h1 name=c1-h1 ;;"), std::string::npos) << agent;
+  EXPECT_NE(agent.find("198.18.2.2|c1-h1) ns=dtb-c1-h1 name=c1-h1 cgroups='"), std::string::npos) << agent;
+  // Every process mpirun starts on a host joins the host's cgroups before anything else runs.
+  for (const auto& dir : host_cgroup_dirs("c1", 1)) {
+    EXPECT_NE(agent.find(dir.string()), std::string::npos) << dir << "\n" << agent;
+  }
+  EXPECT_LT(agent.find("echo $$ > \"$g/cgroup.procs\""), agent.find("exec ip netns exec")) << agent;
+  // Binding is the cgroup's: no daemon pins a rank to the core it thinks is its first.
+  EXPECT_NE(mca.find("hwloc_base_binding_policy = none\n"), std::string::npos) << mca;
+  EXPECT_NE(mpirun_args_text(r).find("--mca hwloc_base_binding_policy none"), std::string::npos);
   const auto argv = on_host_argv(r, 1, {"echo", "x y"});
-  EXPECT_EQ(argv.front(), "ip");
-  EXPECT_EQ(argv[3], "dtb-c1-h1");
+  const auto ip = std::find(argv.begin(), argv.end(), "ip");
+  ASSERT_NE(ip, argv.end());
+  EXPECT_EQ(ip[3], "dtb-c1-h1");
+  // The cgroups are joined before `ip netns exec` (inside, /sys no longer shows them).
+  for (const auto& dir : host_cgroup_dirs("c1", 1)) {
+    EXPECT_NE(std::find_if(argv.begin(), ip, [&](const std::string& a) { return a.find(dir.string()) != std::string::npos; }),
+              ip) << dir;
+  }
   EXPECT_EQ(argv.back(), "x y");  // one argument still
+}
+
+TEST(HostCores, CpuListsReadAndWriteAsTheKernelWritesThem) {
+  EXPECT_EQ(parse_cpu_list("0-2,5", "x"), (std::vector<int>{0, 1, 2, 5}));
+  EXPECT_EQ(parse_cpu_list("3,1,1", "x"), (std::vector<int>{1, 3}));
+  EXPECT_EQ(format_cpu_list({0, 1, 2, 5, 7, 8}), "0-2,5,7-8");
+  EXPECT_EQ(format_cpu_list({4}), "4");
+  for (const char* bad : {"", "a", "2-1", "1-", "-1", "0,,1"}) {
+    try {
+      parse_cpu_list(bad, "--cpuset");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const InputError& error) {
+      EXPECT_NE(std::string(error.what()).find("--cpuset"), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(HostCores, WholeCoreHostsGetACoreEachAndNeverShareOne) {
+  const CoresPlan two = plan_host_cores(2, 0, {0, 1});  // the default: the machine's cores / hosts
+  EXPECT_FALSE(two.time_sliced);
+  EXPECT_EQ(two.hosts, (std::vector<HostCores>{{"0", 1.0}, {"1", 1.0}}));
+  const CoresPlan on_cores_4_to_7 = plan_host_cores(2, 2, {4, 5, 6, 7});
+  EXPECT_EQ(on_cores_4_to_7.hosts, (std::vector<HostCores>{{"4-5", 2.0}, {"6-7", 2.0}}));
+}
+
+TEST(HostCores, FractionalHostsShareOnlyTheCoreTheirSharesStraddle) {
+  const CoresPlan halves = plan_host_cores(4, 0.5, {0, 1});
+  EXPECT_FALSE(halves.time_sliced);
+  EXPECT_EQ(halves.hosts, (std::vector<HostCores>{{"0", 0.5}, {"0", 0.5}, {"1", 0.5}, {"1", 0.5}}));
+  const CoresPlan thirds = plan_host_cores(3, 0, {0, 1});  // 2/3 of a core each
+  EXPECT_FALSE(thirds.time_sliced);
+  ASSERT_EQ(thirds.hosts.size(), 3u);
+  EXPECT_EQ(thirds.hosts[0].cpus, "0");
+  EXPECT_EQ(thirds.hosts[1].cpus, "0-1");
+  EXPECT_EQ(thirds.hosts[2].cpus, "1");
+  EXPECT_NEAR(thirds.hosts[2].cores, 2.0 / 3.0, 1e-9);
+}
+
+TEST(HostCores, MoreCoresThanTheMachineHasAreTimeSlicedOnEveryCore) {
+  const CoresPlan plan = plan_host_cores(3, 1, {0, 1});
+  EXPECT_TRUE(plan.time_sliced);
+  EXPECT_EQ(plan.hosts, (std::vector<HostCores>(3, HostCores{"0-1", 1.0})));
+  const CoresPlan pinned = plan_host_cores(2, 0, {0, 1}, "0");  // every host on core 0, a core's quota each
+  EXPECT_TRUE(pinned.time_sliced);
+  EXPECT_EQ(pinned.hosts, (std::vector<HostCores>(2, HostCores{"0", 1.0})));
+}
+
+TEST(HostCores, ImpossibleSharesAreRefusedNamingTheOption) {
+  const auto refused = [](int hosts, double cores, const std::string& cpuset) {
+    try {
+      plan_host_cores(hosts, cores, {0, 1}, cpuset);
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refused(2, 3, "").find("--cores-per-host 3"), std::string::npos);
+  EXPECT_NE(refused(2, 0.001, "").find("--cores-per-host"), std::string::npos);
+  EXPECT_NE(refused(2, 0, "5").find("--cpuset 5: core 5"), std::string::npos);
+  EXPECT_NE(refused(2, 2, "0").find("--cores-per-host 2: more than the 1 core(s) of --cpuset 0"), std::string::npos);
+}
+
+TEST(HostCores, AnAllowanceIsItsQuotaOrItsCoresWhicheverIsLess) {
+  EXPECT_DOUBLE_EQ((CpuAllowance{{0, 1}, 0.5}.usable_cores()), 0.5);
+  EXPECT_DOUBLE_EQ((CpuAllowance{{0}, 0.0}.usable_cores()), 1.0);
+  EXPECT_DOUBLE_EQ((CpuAllowance{{0}, 4.0}.usable_cores()), 1.0);
+  EXPECT_EQ((CpuAllowance{{0, 1}, 0.5}.text()), "cores 0-1, quota 0.5");
+  // This process: at least one core, and a quota only where its cgroup sets one.
+  const CpuAllowance own = this_process_allowance();
+  EXPECT_FALSE(own.cpus.empty());
+  EXPECT_GE(own.quota_cores, 0.0);
 }
 
 }  // namespace

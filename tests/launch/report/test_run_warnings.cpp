@@ -81,6 +81,37 @@ TEST(RunWarnings, MachineBusyFromTheSampledLoadLessTheWorkersOwn) {
   EXPECT_FALSE(has(run, "machine busy"));
 }
 
+// Two emulated hosts of one 2-core machine, a worker each on a core of its own: the machine is
+// fully busy, but with the run's own workers — the other host's worker is no foreign load.
+TEST(RunWarnings, TheOtherEmulatedHostsWorkersAreNotForeignLoad) {
+  RunRecord run = healthy_run(2);
+  run.context.cores = 2;
+  run.context.hosts = {"c-h0", "c-h1"};
+  run.context.emulated_cluster = true;
+  run.context.host_cores = 1.0;
+  run.resources = {sampled(0, 100, 100), sampled(1, 100, 100)};
+  EXPECT_NEAR(other_busy_cores(run), 0.0, 1e-9);
+  EXPECT_FALSE(has(run, "machine busy"));
+  // Real hosts of two cores each, a worker on each, both machines fully busy: a core of others on each.
+  run.context.emulated_cluster = false;
+  EXPECT_NEAR(other_busy_cores(run), 1.0, 1e-9);
+  EXPECT_TRUE(has(run, "machine busy"));
+}
+
+TEST(RunWarnings, EmulatedHostsAreOversubscribedByTheirOwnCoresAndSayWhenTimeSliced) {
+  RunRecord run = healthy_run(2);
+  run.context.cores = 2;
+  run.context.hosts = {"c-h0", "c-h1"};
+  run.context.emulated_cluster = true;
+  run.context.host_cores = 0.5;  // 1 worker x 1 thread on half a core
+  EXPECT_TRUE(has(run, "oversubscribed"));
+  run.context.host_cores = 1.0;
+  EXPECT_FALSE(has(run, "oversubscribed"));
+  EXPECT_FALSE(has(run, "time-sliced hosts"));
+  run.context.time_sliced = true;
+  EXPECT_TRUE(has(run, "time-sliced hosts"));
+}
+
 TEST(RunWarnings, SyntheticData) {
   RunRecord run = healthy_run();
   run.context.synthetic = true;

@@ -48,9 +48,28 @@ TEST_F(SweepClusterPlan, OneWorkerPerSlotAndOneShardPerHostWithHostsAndLinkAsAxe
   EXPECT_EQ(*last.cluster, (SweepCluster{.hosts = 3, .slots = 1, .link = "10gbit"}));
   EXPECT_EQ(last.workers, 3);
   EXPECT_EQ(last.servers, 3);  // a shard beside each worker
-  EXPECT_EQ(last.cluster->label(), "3 hosts x 1 slot, link 10gbit");
+  // Each host's cores are this machine's shared out, unless cores_per_host says otherwise.
+  EXPECT_TRUE(last.cluster->label().starts_with("3 hosts x 1 slot x ")) << last.cluster->label();
+  EXPECT_TRUE(last.cluster->label().ends_with(" core(s), link 10gbit")) << last.cluster->label();
   // Cluster keys are the runner's, never blueprint overrides.
   for (const auto& o : last.overrides) EXPECT_FALSE(o.starts_with("hosts=") || o.starts_with("link=")) << o;
+}
+
+TEST_F(SweepClusterPlan, CoresPerHostIsAKeyAndAnAxis) {
+  const auto configurations = expand("launch: {cluster: {hosts: 2, cores_per_host: 0.5}}\n"
+                                     "axes:\n  cores_per_host: [0.5, 1]\nset: {transport: ring}\n");
+  ASSERT_EQ(configurations.size(), 2u);
+  EXPECT_EQ(configurations[0].cluster->cores_per_host, 0.5);
+  EXPECT_EQ(configurations[0].cluster->label(), "2 hosts x 1 slot x 0.5 core(s), link none");
+  EXPECT_EQ(configurations[1].cluster->label(), "2 hosts x 1 slot x 1 core(s), link none");
+  for (const auto& c : configurations) {
+    for (const auto& o : c.overrides) EXPECT_FALSE(o.starts_with("cores_per_host=")) << o;
+  }
+  EXPECT_NE(error_of("launch: {cluster: {hosts: 2, cores_per_host: lots}}\n").find("'launch.cluster.cores_per_host' value "
+                                                                                 "'lots': expected a number of cores"),
+            std::string::npos);
+  EXPECT_NE(error_of("launch: {cluster: {hosts: 2}}\naxes: {cores_per_host: [0]}\n").find("'axes.cores_per_host'"),
+            std::string::npos);
 }
 
 TEST_F(SweepClusterPlan, WorkersAndServersGivenAreKeptWithinTheSlots) {

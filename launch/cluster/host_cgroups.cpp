@@ -1,0 +1,272 @@
+#include "launch/cluster/host_cgroups.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/util/error.h"
+#include "launch/cluster/naming.h"
+
+namespace dtbench::cluster {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
+constexpr long kPeriodMicroseconds = 100000;  // CFS's default period: a quota is a share of each 100 ms
+constexpr auto kSettleTime = std::chrono::seconds(5);
+
+// The unified hierarchy alone (cgroup v2 with its controllers), rather than v1 hierarchies.
+bool unified_only() { return fs::exists(fs::path(kCgroupRoot) / "cgroup.controllers"); }
+
+// Where the v1 hierarchy holding `controller` is mounted ("cpu" may share one with cpuacct).
+std::optional<fs::path> v1_mount(const std::string& controller) {
+  std::ifstream mounts("/proc/mounts");
+  for (std::string device, point, type, options, rest; mounts >> device >> point >> type >> options;) {
+    std::getline(mounts, rest);
+    if (type != "cgroup") continue;
+    std::stringstream list(options);
+    for (std::string option; std::getline(list, option, ',');) {
+      if (option == controller) return fs::path(point);
+    }
+  }
+  return std::nullopt;
+}
+
+constexpr const char* kV1Controllers[] = {"cpu", "cpuset", "freezer"};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Cgroup files take one write each; the kernel's error (EINVAL for a core it lacks, EBUSY for a
+// cgroup in use) is the message.
+void write_text(const fs::path& path, const std::string& value) {
+  std::ofstream out(path);
+  out << value << std::flush;
+  if (!out) throw IoError(fmt::format("cannot write '{}' to {}: {}", value, path.string(), std::strerror(errno)));
+}
+
+void make_dir(const fs::path& dir) {
+  std::error_code error;
+  fs::create_directory(dir, error);
+  if (error) throw IoError(fmt::format("cannot make cgroup {}: {}", dir.string(), error.message()));
+}
+
+std::string quota_text(double cores) {
+  return std::to_string(std::max(1000L, std::lround(cores * static_cast<double>(kPeriodMicroseconds))));
+}
+
+fs::path freezer_dir(const std::string& cluster, int host) {
+  if (unified_only()) return fs::path(kCgroupRoot) / namespace_name(cluster, host);
+  const auto mount = v1_mount("freezer");
+  if (!mount) throw IoError("no freezer cgroup hierarchy is mounted: cannot freeze a host");
+  return *mount / namespace_name(cluster, host);
+}
+
+std::vector<pid_t> processes_of(const fs::path& dir) {
+  std::vector<pid_t> pids;
+  std::ifstream procs(dir / "cgroup.procs");
+  for (pid_t pid = 0; procs >> pid;) pids.push_back(pid);
+  return pids;
+}
+
+// Kills what is left in `dir` and removes it, waiting a few seconds for the processes to go.
+void kill_and_remove(const fs::path& dir) {
+  const auto deadline = std::chrono::steady_clock::now() + kSettleTime;
+  for (;;) {
+    for (const pid_t pid : processes_of(dir)) kill(pid, SIGKILL);
+    if (rmdir(dir.c_str()) == 0 || errno == ENOENT) return;
+    if (errno != EBUSY || std::chrono::steady_clock::now() > deadline) {
+      throw IoError(fmt::format("cannot remove cgroup {}: {}", dir.string(), std::strerror(errno)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// The least quota, in cores, of the cgroup at `dir` and its parents up to the hierarchy's root
+// `mount` (0: none). `quota_of` reads one cgroup's quota in cores (0: none).
+template <typename QuotaOf>
+double least_quota(const fs::path& mount, fs::path dir, QuotaOf quota_of) {
+  double least = 0;
+  for (;; dir = dir.parent_path()) {
+    if (const double cores = quota_of(dir); cores > 0) least = least > 0 ? std::min(least, cores) : cores;
+    if (dir.string().size() <= mount.string().size() + 1) return least;
+  }
+}
+
+// v1: cpu.cfs_quota_us of -1 is none.
+double v1_quota_cores(const fs::path& dir) {
+  const std::string quota = read_text(dir / "cpu.cfs_quota_us"), period = read_text(dir / "cpu.cfs_period_us");
+  if (quota.empty() || period.empty() || quota == "-1" || std::stod(period) <= 0) return 0;
+  return std::stod(quota) / std::stod(period);
+}
+
+// v2: cpu.max reads "max 100000" (none) or "50000 100000".
+double v2_quota_cores(const fs::path& dir) {
+  std::stringstream max(read_text(dir / "cpu.max"));
+  std::string quota;
+  double period = 0;
+  if (!(max >> quota >> period) || quota == "max" || period <= 0) return 0;
+  return std::stod(quota) / period;
+}
+
+}  // namespace
+
+void require_cgroups(const std::string& what) {
+  if (unified_only()) {
+    const std::string controllers = read_text(fs::path(kCgroupRoot) / "cgroup.controllers");
+    for (const char* needed : {"cpu", "cpuset"}) {
+      if ((" " + controllers + " ").find(std::string(" ") + needed + " ") == std::string::npos) {
+        throw IoError(fmt::format("{} gives each host its own cores with cgroups, but cgroup v2's controllers here are "
+                                  "'{}': {} is missing", what, controllers, needed));
+      }
+    }
+    return;
+  }
+  for (const char* controller : kV1Controllers) {
+    if (!v1_mount(controller)) {
+      throw IoError(fmt::format("{} gives each host its own cores with cgroups, but no '{}' cgroup hierarchy is "
+                                "mounted (cgroup v1 cpu, cpuset and freezer, or cgroup v2, are needed)", what, controller));
+    }
+  }
+}
+
+std::vector<fs::path> host_cgroup_dirs(const std::string& cluster, int host) {
+  if (unified_only()) return {fs::path(kCgroupRoot) / namespace_name(cluster, host)};
+  std::vector<fs::path> dirs;
+  for (const char* controller : kV1Controllers) {
+    if (const auto mount = v1_mount(controller)) dirs.push_back(*mount / namespace_name(cluster, host));
+  }
+  return dirs;
+}
+
+void make_host_cgroup(const std::string& cluster, int host, const HostCores& cores) {
+  const std::string name = namespace_name(cluster, host);
+  if (unified_only()) {
+    const fs::path root(kCgroupRoot);
+    write_text(root / "cgroup.subtree_control", "+cpu +cpuset");
+    const fs::path dir = root / name;
+    make_dir(dir);
+    write_text(dir / "cpuset.cpus", cores.cpus);
+    write_text(dir / "cpu.max", quota_text(cores.cores) + " " + std::to_string(kPeriodMicroseconds));
+    return;
+  }
+  const fs::path cpu = *v1_mount("cpu") / name, cpuset = *v1_mount("cpuset") / name;
+  make_dir(cpu);
+  write_text(cpu / "cpu.cfs_period_us", std::to_string(kPeriodMicroseconds));
+  write_text(cpu / "cpu.cfs_quota_us", quota_text(cores.cores));
+  make_dir(cpuset);
+  // A v1 cpuset takes no process until it has memory nodes too: the machine's, as its root has them.
+  write_text(cpuset / "cpuset.mems", read_text(*v1_mount("cpuset") / "cpuset.mems"));
+  write_text(cpuset / "cpuset.cpus", cores.cpus);
+  make_dir(*v1_mount("freezer") / name);
+}
+
+void remove_host_cgroups(const std::string& cluster) {
+  for (int host = 0; host < kMaxHosts; ++host) {
+    const std::vector<fs::path> dirs = host_cgroup_dirs(cluster, host);
+    if (std::none_of(dirs.begin(), dirs.end(), [](const fs::path& d) { return fs::exists(d); })) continue;
+    if (host_frozen(cluster, host)) set_host_frozen(cluster, host, false);
+    for (const fs::path& dir : dirs) kill_and_remove(dir);
+  }
+}
+
+void set_host_frozen(const std::string& cluster, int host, bool frozen) {
+  const fs::path dir = freezer_dir(cluster, host);
+  if (!fs::exists(dir)) throw IoError(fmt::format("host {} has no cgroup {}", host_name(cluster, host), dir.string()));
+  if (unified_only()) {
+    write_text(dir / "cgroup.freeze", frozen ? "1" : "0");
+  } else {
+    write_text(dir / "freezer.state", frozen ? "FROZEN" : "THAWED");
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kSettleTime;
+  while (host_frozen(cluster, host) != frozen) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw IoError(fmt::format("host {} did not become {} within 5 s", host_name(cluster, host),
+                                frozen ? "frozen" : "thawed"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+bool host_frozen(const std::string& cluster, int host) {
+  const fs::path dir = freezer_dir(cluster, host);
+  if (unified_only()) return read_text(dir / "cgroup.events").find("frozen 1") != std::string::npos;
+  return read_text(dir / "freezer.state") == "FROZEN";
+}
+
+std::vector<fs::path> existing_host_cgroups(const std::string& cluster) {
+  std::vector<fs::path> found;
+  for (int host = 0; host < kMaxHosts; ++host) {
+    for (const fs::path& dir : host_cgroup_dirs(cluster, host)) {
+      if (fs::exists(dir)) found.push_back(dir);
+    }
+  }
+  return found;
+}
+
+namespace {
+
+// The quota the cluster's record gave the host whose cgroup is `cgroup_path` ("/dtb-a-h1"), or 0.
+double recorded_host_quota(const fs::path& cgroup_path) {
+  const std::string leaf = cgroup_path.filename().string();
+  for (const ClusterRecord& r : read_records()) {
+    for (int host = 0; host < r.hosts; ++host) {
+      if (leaf == namespace_name(r.name, host)) return r.cores_per_host;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+CpuAllowance this_process_allowance() {
+  CpuAllowance allowance{.cpus = allowed_cpus()};
+  std::ifstream cgroups("/proc/self/cgroup");
+  // Lines "3:cpu,cpuacct:/path" (v1) or "0::/path" (v2).
+  for (std::string line; std::getline(cgroups, line);) {
+    const size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1);
+    const fs::path path = fs::path(line.substr(second + 1)).relative_path();
+    const bool cpu = controllers.empty() || ("," + controllers + ",").find(",cpu,") != std::string::npos;
+    if (!cpu) continue;
+    if (controllers.empty() && unified_only()) {
+      const fs::path root(kCgroupRoot);
+      allowance.quota_cores = least_quota(root, root / path, v2_quota_cores);
+      break;
+    }
+    if (const auto mount = v1_mount("cpu"); mount && !controllers.empty()) {
+      allowance.quota_cores = least_quota(*mount, *mount / path, v1_quota_cores);
+      break;
+    }
+    // Inside a host, /sys is its network namespace's own (ip netns exec mounts a fresh sysfs), with
+    // no cgroup hierarchy to read: the host's quota is the one its cluster's record gave it.
+    if (!controllers.empty()) {
+      allowance.quota_cores = recorded_host_quota(path);
+      break;
+    }
+  }
+  return allowance;
+}
+
+}  // namespace dtbench::cluster

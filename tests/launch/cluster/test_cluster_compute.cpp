@@ -1,0 +1,120 @@
+// Emulated hosts own compute, as root: each host's processes run on its own cores under its own
+// quota, so a CPU-bound step on two hosts at once is as fast as on one alone (it was twice as
+// slow when every host's rank was pinned to core 0), a half-core host gets half a core, and
+// doctor fails ranks of two hosts pinned to one core. These tests time CPU-bound work, so CTest
+// runs them alone (RUN_SERIAL): a neighbouring test on the same two cores would be measured too.
+#include <algorithm>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "launch/cluster/host_cores.h"
+#include "support/cluster_fixture.h"
+
+namespace dtbench {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Outcome;
+
+class ClusterCompute : public testing::ClusterTest {
+ protected:
+  // The median step of LeNet-5 (batch 42, one BLAS thread) in ms, from `bench step`'s table.
+  static double step_ms(const std::string& output) {
+    std::smatch match;
+    const std::regex row(R"(lenet5\s+42\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+([\d.]+))");
+    if (!std::regex_search(output, match, row)) return -1;
+    return std::stod(match[1].str());
+  }
+  std::string step_on(const std::string& cluster, int host) const {
+    return fmt::format("{} cluster exec {} {} -- {} bench step --model lenet5 --batch 42 --threads 1 --steps 200 "
+                       "--warmup 20",
+                       DTBENCH_BINARY, cluster, host, DTBENCH_BINARY);
+  }
+};
+
+TEST_F(ClusterCompute, TwoHostsWithACoreEachStepAtOnceAsFastAsTwoCoresOfTheMachine) {
+  if (cluster::allowed_cpus().size() < 2) GTEST_SKIP() << "needs two cores";
+  const std::string name = unique_name();
+  up(name, 2, "none", "--cores-per-host 1");
+  const auto allowed = [&](int host) {
+    return testing::dtbench(fmt::format("cluster exec {} {} -- grep Cpus_allowed_list /proc/self/status", name, host)).output;
+  };
+  EXPECT_NE(allowed(0), allowed(1));
+  EXPECT_NE(allowed(0).find("\t0\n"), std::string::npos) << allowed(0);
+  EXPECT_NE(allowed(1).find("\t1\n"), std::string::npos) << allowed(1);
+
+  // The best of three tries each, interleaved: a virtual machine's cores stall now and then, and
+  // the least disturbed try is the one that tells what the hosts themselves cost each other. The
+  // peer is the same two steps on two cores of this machine without any emulation (taskset): two
+  // real cores share caches and memory bandwidth, and the hosts may cost each other that, no more.
+  const std::string bare = std::string(DTBENCH_BINARY) +
+                           " bench step --model lenet5 --batch 42 --threads 1 --steps 200 --warmup 20";
+  const auto at_once = [&](const std::string& first_command, const std::string& second_command) {
+    testing::Background first(first_command);
+    const Outcome second = testing::shell(second_command);
+    EXPECT_EQ(first.finish(), 0) << first.output();
+    EXPECT_EQ(second.exit_code, 0) << second.output;
+    return std::max(step_ms(first.output()), step_ms(second.output));
+  };
+  double alone = 1e9, hosts = 1e9, cores = 1e9;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const Outcome single = testing::shell(step_on(name, 0));
+    ASSERT_EQ(single.exit_code, 0) << single.output;
+    alone = std::min(alone, step_ms(single.output));
+    hosts = std::min(hosts, at_once(step_on(name, 0), step_on(name, 1)));
+    cores = std::min(cores, at_once("taskset -c 0 " + bare, "taskset -c 1 " + bare));
+  }
+  std::printf("LeNet-5 step, batch 42, 1 thread: %.2f ms alone on a host; at once %.2f ms on two hosts, "
+              "%.2f ms on two cores without emulation\n", alone, hosts, cores);
+  ASSERT_GT(alone, 0);
+  ASSERT_GT(cores, 0);
+  EXPECT_LT(hosts, 1.15 * cores) << "the hosts cost each other more than two cores of this machine do";
+  // Hosts sharing one core take twice as long: far beyond what two cores' shared caches explain.
+  EXPECT_LT(hosts, 1.5 * alone);
+}
+
+TEST_F(ClusterCompute, AHalfCoreHostGetsHalfACoreForABusyLoop) {
+  const std::string name = unique_name();
+  up(name, 1, "none", "--cores-per-host 0.5");
+  // `times` prints the shell's own and its children's user and system time, the loop's second line.
+  const Outcome r = testing::dtbench(
+      "cluster exec " + name + " 0 -- sh -c 'timeout 3 sh -c \"while :; do :; done\"; times'");
+  std::smatch match;
+  const std::regex children(R"(\n(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$)");
+  ASSERT_TRUE(std::regex_search(r.output, match, children)) << r.output;
+  const double cpu_seconds = 60 * std::stod(match[1]) + std::stod(match[2]) + 60 * std::stod(match[3]) + std::stod(match[4]);
+  std::printf("busy loop on a 0.5-core host: %.2f core(s)\n", cpu_seconds / 3.0);
+  EXPECT_NEAR(cpu_seconds / 3.0, 0.5, 0.1) << r.output;
+}
+
+TEST_F(ClusterCompute, DoctorFailsRanksOfTwoHostsPinnedToOneCoreNamingBothHosts) {
+  const std::string name = unique_name();
+  const fs::path dir = up(name, 2, "10gbit", "--cpuset 0");  // every host on core 0, a whole core each
+  const Outcome doctor = testing::shell(fmt::format(
+      "timeout 60 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile --bind-to core -np 2 {} doctor "
+      "--timeout-s 5",
+      MPIEXEC, dir.string(), dir.string(), DTBENCH_BINARY));
+  EXPECT_NE(doctor.exit_code, 0) << doctor.output;
+  const std::string both = fmt::format("hosts {}-h0, {}-h1", name, name);
+  for (int host = 0; host < 2; ++host) {
+    EXPECT_NE(doctor.output.find(fmt::format("(host {}-h{}, local rank 0): FAIL", name, host)), std::string::npos)
+        << doctor.output;
+  }
+  EXPECT_NE(doctor.output.find("pinned to core 0, as are ranks of " + both), std::string::npos) << doctor.output;
+}
+
+TEST_F(ClusterCompute, DoctorShowsEachRanksCoresAndPassesHostsOnCoresOfTheirOwn) {
+  if (cluster::allowed_cpus().size() < 2) GTEST_SKIP() << "needs two cores";
+  const std::string name = unique_name();
+  const fs::path dir = up(name, 2, "10gbit");
+  const Outcome doctor = testing::shell(fmt::format(
+      "timeout 60 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile -np 2 {} doctor --timeout-s 5",
+      MPIEXEC, dir.string(), dir.string(), DTBENCH_BINARY));
+  EXPECT_EQ(doctor.exit_code, 0) << doctor.output;
+  EXPECT_NE(doctor.output.find("cores 0 quota 1"), std::string::npos) << doctor.output;
+  EXPECT_NE(doctor.output.find("cores 1 quota 1"), std::string::npos) << doctor.output;
+}
+
+}  // namespace
+}  // namespace dtbench
