@@ -2,8 +2,12 @@
 
 #include <sys/stat.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "launch/cluster/host_cgroups.h"
 #include "launch/cluster/naming.h"
+#include "launch/cluster/network.h"
 #include "launch/cluster/registry.h"
 
 namespace dtbench::cluster {
@@ -14,6 +18,13 @@ namespace {
 bool same_namespace(const std::string& path, const struct stat& own) {
   struct stat other {};
   return stat(path.c_str(), &other) == 0 && other.st_ino == own.st_ino && other.st_dev == own.st_dev;
+}
+
+// "tc tbf rate 1gbit burst 131072 peakrate 1010000000bit mtu 66000 latency 20ms, each way"
+std::string shaping_text(const std::string& link_rate) {
+  const LinkRate rate = parse_link_rate(link_rate);
+  if (!rate.shaped()) return "none";
+  return fmt::format("tc tbf {}, each way", fmt::join(tbf_shape(rate).arguments(), " "));
 }
 
 }  // namespace
@@ -42,7 +53,7 @@ std::optional<Whereabouts> this_host() {
 nlohmann::json to_json(const Whereabouts& w) {
   return {{"name", w.cluster}, {"host", w.host},          {"host_name", w.host_name},
           {"hosts", w.hosts},  {"slots", w.slots_per_host}, {"link", w.link_rate},
-          {"shaping", w.link_rate == "none" ? "none" : "tc tbf, " + w.link_rate + " each way"},
+          {"shaping", shaping_text(w.link_rate)},
           {"host_cpus", w.cpus}, {"cores_per_host", w.cores}, {"time_sliced", w.time_sliced},
           {"process_cpus", format_cpu_list(w.own.cpus)}, {"process_quota_cores", w.own.quota_cores}};
 }
