@@ -235,7 +235,7 @@ void print_results(const Blueprint& bp, const RunSummary& summary, const Model& 
              bp.data.path, summary.world, bp.transport, blas::core_name(), blas::core_selection(), blas::threads(),
              model.device() != nullptr ? ", device " + model.device()->name() : "");
   fmt::print("{}\n{}", epochs_table(summary.epochs), breakdown_table(summary.epochs));
-  fmt::print("Start-up {:.2f} s (process start to the first step)\n", summary.startup_seconds);
+  fmt::print("Start-up {:.2f} s (dtbench's start to the first step)\n", summary.startup_seconds);
   if (const auto span = run_span_of(report_json(summary), reports.workers())) fmt::print("{}", run_span_line(*span));
   if (!reports.workers().empty()) {
     fmt::print("\n{}", workers_table(reports.workers()));
@@ -315,7 +315,7 @@ void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summa
                    .compute_delay_seconds = bp.straggler.rank == rank ? bp.straggler.delay_ms / 1e3 : 0.0,
                    .eval_max_samples = bp.eval_max_samples});
   reports.training_started();
-  summary.startup_seconds = process_age_seconds().value_or(0.0);
+  summary.startup_seconds = program_age_seconds();
   trainer.run([&](const EpochResult& epoch) {
     summary.epochs.push_back(epoch);
     summary.wall_seconds = epoch.wall_seconds;

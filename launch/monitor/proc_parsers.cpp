@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 
 #include "core/util/files.h"
 
@@ -77,6 +78,17 @@ std::optional<double> process_age_seconds() {
   const auto [end, error] = std::from_chars(uptime.data(), uptime.data() + uptime.size(), since_boot);
   if (error != std::errc{}) return std::nullopt;
   return std::max(0.0, since_boot - static_cast<double>(*start_ticks) / static_cast<double>(ticks_per_second));
+}
+
+namespace {
+// Set while the program's static objects are made, before main: the earliest moment of its own.
+const auto program_start = std::chrono::steady_clock::now();
+}  // namespace
+
+double program_age_seconds() {
+  const double since_program = std::chrono::duration<double>(std::chrono::steady_clock::now() - program_start).count();
+  const auto age = process_age_seconds();
+  return age && *age - since_program <= kLongestLoadSeconds ? *age : since_program;
 }
 
 // /proc/stat: "cpuN user nice system idle iowait irq softirq steal guest guest_nice". Guest time is

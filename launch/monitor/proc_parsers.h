@@ -24,6 +24,12 @@ std::optional<uint64_t> parse_process_start_ticks(std::string_view proc_self_sta
 // Seconds since this process started, from /proc/self/stat and /proc/uptime (both in 1/100 s, so
 // to within about 0.02 s); nullopt where they cannot be read.
 std::optional<double> process_age_seconds();
+// Seconds since dtbench began: the process's age (which counts the dynamic loader), unless the
+// process is older than its program by more than kLongestLoadSeconds — a shell that ran for
+// minutes before it exec'd dtbench (`bash -c 'scripts/setup.sh && build/dtbench train'`) hands
+// its own start time on — then since the program's first static initializer ran.
+constexpr double kLongestLoadSeconds = 2.0;
+double program_age_seconds();
 
 // The whole of a small file such as /proc/self/stat; empty when it cannot be read.
 std::string read_proc_text(const char* path);

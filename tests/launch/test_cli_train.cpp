@@ -102,6 +102,20 @@ TEST_F(CliTrain, WallTimeIsStepsPlusBetweenStepsPlusEvaluation) {
   EXPECT_LT(startup + report["wall_seconds"].get<double>(), process_seconds);
 }
 
+// A shell that waited before it exec'd dtbench (the README's first command under `bash -c`, after
+// a 13-minute build) hands dtbench its own start time: start-up is still counted from dtbench's.
+TEST_F(CliTrain, StartUpIsCountedFromDtbenchNotFromTheShellThatExecdIt) {
+  const fs::path data = synth("idx", 256, 64);
+  const fs::path runs = root_ / "runs";
+  const Outcome r = testing::shell("sh -c 'sleep 4; exec " + std::string(DTBENCH_BINARY) + " train --set model=mlp "
+                          "--set dataset.path=" + data.string() + " --set output=" + runs.string() +
+                          " --set epochs=1 --set steps=3 --set threads=1'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const double startup = read_json(only_run_directory(runs) / "report.json")["startup_seconds"].get<double>();
+  EXPECT_GT(startup, 0.0);
+  EXPECT_LT(startup, 3.0) << "the shell's 4 s of sleep counted as dtbench's start-up";
+}
+
 // eval.max_samples stops evaluation before the batch that would pass it; --local-workers shares
 // the cores among the workers of this host for the default BLAS threads.
 TEST_F(CliTrain, EvaluationIsBoundedAndThreadsAreSharedAmongLocalWorkers) {

@@ -25,7 +25,10 @@ class ClusterFreeze : public testing::ClusterTest {
  protected:
   std::string training(const fs::path& dir, const std::string& transport_settings) {
     return fmt::format(
-        "timeout --kill-after=10 120 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile -np 2 {} train "
+        "timeout --kill-after=10 120 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile "
+        // Stopped ranks get 4 s between SIGTERM and SIGKILL, as a sweep gives them (Open MPI's 1 s
+        // can cut the message naming the silent peer short).
+        "--mca odls_base_sigkill_timeout 4 -np 2 {} train "
         "--set model=lenet5 --set dataset.format=idx --set dataset.path={} --set threads=1 --set epochs=1000 "
         "--set batch=16 --set comm.timeout_s={} --set output={} {}",
         MPIEXEC, dir.string(), dir.string(), DTBENCH_BINARY, (root_ / "data").string(), kTimeout,
