@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -42,9 +41,8 @@ void ip(const std::vector<std::string>& args) {
 void shape(const std::string& ns, const std::string& dev, const LinkRate& rate) {
   std::vector<std::string> argv = {"tc"};
   if (!ns.empty()) argv.insert(argv.end(), {"-n", ns});
-  argv.insert(argv.end(), {"qdisc", "replace", "dev", dev, "root", "tbf"});
-  const auto tbf = tbf_shape(rate).arguments();
-  argv.insert(argv.end(), tbf.begin(), tbf.end());
+  argv.insert(argv.end(), {"qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate.text, "burst",
+                           std::to_string(tbf_burst_bytes(rate)), "latency", "20ms"});
   check_command(argv);
 }
 
@@ -78,8 +76,7 @@ std::string qdisc(const std::string& ns, const std::string& dev) {
   argv.insert(argv.end(), {"qdisc", "show", "dev", dev, "root"});
   const CommandResult result = run_command(argv);
   std::string text = result.exit_code == 0 ? result.output : "?";
-  // "qdisc tbf 8001: root refcnt 2 rate 1Gbit burst 131072b peakrate 1010Mbit minburst 65999b lat 20ms"
-  //   -> "tbf rate 1Gbit burst 131072b peakrate 1010Mbit minburst 65999b lat 20ms"
+  // "qdisc tbf 8001: root refcnt 2 rate 1Gbit burst 500000b lat 20ms" -> "tbf rate 1Gbit burst 500000b lat 20ms"
   text = std::regex_replace(text, std::regex("qdisc (\\S+) \\S+ root (refcnt \\d+ )?"), "$1 ");
   text.erase(std::remove(text.begin(), text.end(), '\n'), text.end());
   return text;
@@ -112,26 +109,8 @@ void require_net_admin(const std::string& what) {
   }
 }
 
-TbfShape tbf_shape(const LinkRate& rate) {
-  TbfShape shape;
-  shape.text = rate.text;
-  const double bucket_seconds = rate.bits_per_second <= kPeakRateLimit ? 0.001 : 0.002;
-  shape.burst_bytes = std::max(2 * 65536L, static_cast<long>(rate.bits_per_second / 8 * bucket_seconds));
-  if (rate.bits_per_second <= kPeakRateLimit) {
-    shape.peak_bits_per_second = std::ceil(rate.bits_per_second * 1.01);
-    shape.peak_bucket_bytes = kPeakBucketBytes;
-  }
-  return shape;
-}
-
-std::vector<std::string> TbfShape::arguments() const {
-  std::vector<std::string> args = {"rate", text, "burst", std::to_string(burst_bytes)};
-  if (peak_bits_per_second > 0) {
-    args.insert(args.end(), {"peakrate", fmt::format("{:.0f}bit", peak_bits_per_second), "mtu",
-                             std::to_string(peak_bucket_bytes)});
-  }
-  args.insert(args.end(), {"latency", "20ms"});
-  return args;
+long tbf_burst_bytes(const LinkRate& rate) {
+  return std::max(2 * 65536L, static_cast<long>(rate.bits_per_second / 8 * 0.001));
 }
 
 void build_network(const ClusterRecord& r) {

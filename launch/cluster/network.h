@@ -2,7 +2,8 @@
 // The emulated network, made and removed with iproute2 (ip, tc) through run_command: a bridge
 // with an address (mpirun's own daemon traffic reaches the hosts through it), one network
 // namespace per host with a veth pair into the bridge, and each link shaped in both directions
-// with tbf (the kernel here has no netem: no added latency or loss).
+// with tbf (the kernel here has no netem: no added latency or loss). A host's cores are
+// host_cgroups.h's.
 #include <string>
 #include <vector>
 
@@ -34,33 +35,15 @@ struct HostStatus {
 };
 std::vector<HostStatus> host_status(const ClusterRecord& record);
 
-// How a link of `rate` is shaped: tbf's arguments after "tbf", both ways. A real link puts every
-// frame on the wire at its rate however long it was idle; tbf alone lets whatever fits in its
-// bucket leave at the CPU's speed after a pause, which is just what training does (compute, then
-// send the gradient): a 128 KiB message crossed an idle 1 Gbit link at 3.1 Gbit/s. So:
-// - the bucket is 1 ms of traffic (2 ms above kPeakRateLimit) and at least two of the 64 KiB GSO
-//   packets veth hands tbf (a bucket of one keeps a link well below its rate). Each time the bucket
-//   runs dry tbf sleeps on a timer, which wakes about 0.13 ms late here: at 10 Gbit a 1 ms bucket
-//   held a stream to 0.87 of the rate (payload), a 2 ms one let it reach 0.91 (0.95 in frames);
-// - up to kPeakRateLimit, a second bucket caps the rate any burst leaves at (peakrate, 1 % above
-//   the rate: tbf needs it above) and holds kPeakBucketBytes, about one GSO packet: a full one,
-//   headers and all, is larger, and tbf splits it into frames. Measured on a 2-core EPYC at 1 Gbit,
-//   after 10 ms idle: 128 KiB at 0.97 of the rate (3.1 without), 1 MiB at 0.92-0.96 (1.04), a
-//   4 MiB stream at 0.94 (payload; frames 0.98). A message of at most 64 KiB may still leave at once.
-//   Smaller peak buckets pace finer but wake tbf's timer more often, and each wake-up costs this
-//   machine about 0.13 ms: a bucket of 8 KB held 1 Gbit to 0.46 of its rate, GSO off to 0.25.
-// - above it, no peak bucket: its timer could not keep up (at 3 Gbit the stream fell to 0.57 of
-//   the rate), and at 10 Gbit a message after idle is slower than the link anyway (128 KiB took
-//   twice its time at the rate, 1 MiB 1.3 times: per-message costs of the CPU, not the bucket).
-struct TbfShape {
-  long burst_bytes = 0;
-  double peak_bits_per_second = 0;  // 0: no peak bucket
-  long peak_bucket_bytes = 0;
-  std::vector<std::string> arguments() const;  // "rate" .. "latency" "20ms", as tc takes them
-  std::string text;                            // the rate as given ("1gbit")
-};
-constexpr double kPeakRateLimit = 1.5e9;
-constexpr long kPeakBucketBytes = 66000;
-TbfShape tbf_shape(const LinkRate& rate);
+// tbf's bucket for `rate`: 1 ms of traffic, and at least two of the 64 KiB GSO packets veth hands
+// tbf (a bucket of one keeps a link well below its rate). A real link has no bucket: whatever fits
+// in it after a pause passes at the CPU's speed, so a larger one (it was 4 ms, 500 KB at 1 Gbit)
+// let LeNet-5's 0.25 MB gradient cross a 1 Gbit link in half the link's time. This one costs a
+// long stream about 3 % of the rate (0.92 against 0.95 Gbit/s at 1 Gbit). A second, peak bucket
+// (tbf's peakrate, 1 % above the rate, of one GSO packet) kept an idle 1 Gbit link from bursting —
+// 128 KiB took 0.88-1.17 of its time at the rate instead of 0.29 — but its timer, woken late when
+// the cores are busy, held the link to 0.70 of its rate while both cores computed (0.955 without
+// it), as they do in training: so not used.
+long tbf_burst_bytes(const LinkRate& rate);
 
 }  // namespace dtbench::cluster

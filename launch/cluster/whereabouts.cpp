@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "launch/cluster/host_cgroups.h"
 #include "launch/cluster/naming.h"
@@ -20,11 +19,11 @@ bool same_namespace(const std::string& path, const struct stat& own) {
   return stat(path.c_str(), &other) == 0 && other.st_ino == own.st_ino && other.st_dev == own.st_dev;
 }
 
-// "tc tbf rate 1gbit burst 131072 peakrate 1010000000bit mtu 66000 latency 20ms, each way"
+// "tc tbf rate 1gbit burst 131072 latency 20ms, each way"
 std::string shaping_text(const std::string& link_rate) {
   const LinkRate rate = parse_link_rate(link_rate);
   if (!rate.shaped()) return "none";
-  return fmt::format("tc tbf {}, each way", fmt::join(tbf_shape(rate).arguments(), " "));
+  return fmt::format("tc tbf rate {} burst {} latency 20ms, each way", rate.text, tbf_burst_bytes(rate));
 }
 
 }  // namespace

@@ -4,12 +4,10 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -78,70 +76,6 @@ inline StreamResult tcp_stream(const std::string& from_ns, const std::string& to
   receiver.join();
   close(listener);
   return result;
-}
-
-// Rounds of one message of `bytes` from `from_ns` to a socket listening in `to_ns` on `to_address`,
-// each answered with one byte, after `idle_ms` of silence (0: back to back), as a worker sends its
-// gradient after computing. Returns each round's seconds, send to answer; empty if no connection.
-inline std::vector<double> tcp_message_rounds(const std::string& from_ns, const std::string& to_ns,
-                                              const std::string& to_address, size_t bytes, double idle_ms, int rounds) {
-  std::vector<double> seconds;
-  const int listener = socket_in_namespace(to_ns), sender = socket_in_namespace(from_ns);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  inet_pton(AF_INET, to_address.c_str(), &address.sin_addr);
-  socklen_t length = sizeof(address);
-  const timeval limit{10, 0};
-  if (listener < 0 || sender < 0 || bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      listen(listener, 1) != 0 || getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    if (listener >= 0) close(listener);
-    if (sender >= 0) close(sender);
-    return seconds;
-  }
-  setsockopt(listener, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
-  setsockopt(sender, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
-  setsockopt(sender, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
-  const int one = 1;
-  setsockopt(sender, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  std::thread echo([&] {
-    const int peer = accept(listener, nullptr, nullptr);
-    if (peer < 0) return;
-    setsockopt(peer, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
-    setsockopt(peer, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    std::vector<char> buffer(bytes);
-    for (int round = 0; round < rounds; ++round) {
-      size_t got = 0;
-      for (ssize_t n; got < bytes && (n = recv(peer, buffer.data(), bytes - got, 0)) > 0;) got += static_cast<size_t>(n);
-      if (got < bytes || send(peer, "!", 1, MSG_NOSIGNAL) != 1) break;
-    }
-    close(peer);
-  });
-  if (connect(sender, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-    const std::vector<char> data(bytes, 'x');
-    for (int round = 0; round < rounds; ++round) {
-      if (idle_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(idle_ms));
-      const auto start = std::chrono::steady_clock::now();
-      size_t sent = 0;
-      for (ssize_t n; sent < bytes && (n = send(sender, data.data() + sent, bytes - sent, MSG_NOSIGNAL)) > 0;) {
-        sent += static_cast<size_t>(n);
-      }
-      char answer = 0;
-      if (sent < bytes || recv(sender, &answer, 1, MSG_WAITALL) != 1) break;
-      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-  } else {
-    shutdown(listener, SHUT_RDWR);
-  }
-  close(sender);
-  echo.join();
-  close(listener);
-  return seconds;
-}
-
-inline double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::nth_element(values.begin(), values.begin() + static_cast<long>(values.size() / 2), values.end());
-  return values[values.size() / 2];
 }
 
 }  // namespace dtbench::testing

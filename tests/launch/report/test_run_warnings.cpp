@@ -81,14 +81,20 @@ TEST(RunWarnings, MachineBusyFromTheSampledLoadLessTheWorkersOwn) {
   EXPECT_FALSE(has(run, "machine busy"));
 }
 
-// Two emulated hosts of one 2-core machine, a worker each on a core of its own: the machine is
-// fully busy, but with the run's own workers — the other host's worker is no foreign load.
-TEST(RunWarnings, TheOtherEmulatedHostsWorkersAreNotForeignLoad) {
+// A worker on each of two emulated hosts of `host_cores` on one 2-core machine.
+RunRecord on_two_emulated_hosts(double host_cores) {
   RunRecord run = healthy_run(2);
   run.context.cores = 2;
   run.context.hosts = {"c-h0", "c-h1"};
   run.context.emulated_cluster = true;
-  run.context.host_cores = 1.0;
+  run.context.host_cores = host_cores;
+  return run;
+}
+
+// Two emulated hosts of one 2-core machine, a worker each on a core of its own: the machine is
+// fully busy, but with the run's own workers — the other host's worker is no foreign load.
+TEST(RunWarnings, TheOtherEmulatedHostsWorkersAreNotForeignLoad) {
+  RunRecord run = on_two_emulated_hosts(1.0);
   run.resources = {sampled(0, 100, 100), sampled(1, 100, 100)};
   EXPECT_NEAR(other_busy_cores(run), 0.0, 1e-9);
   EXPECT_FALSE(has(run, "machine busy"));
@@ -99,11 +105,7 @@ TEST(RunWarnings, TheOtherEmulatedHostsWorkersAreNotForeignLoad) {
 }
 
 TEST(RunWarnings, EmulatedHostsAreOversubscribedByTheirOwnCoresAndSayWhenTimeSliced) {
-  RunRecord run = healthy_run(2);
-  run.context.cores = 2;
-  run.context.hosts = {"c-h0", "c-h1"};
-  run.context.emulated_cluster = true;
-  run.context.host_cores = 0.5;  // 1 worker x 1 thread on half a core
+  RunRecord run = on_two_emulated_hosts(0.5);  // 1 worker x 1 thread on half a core
   EXPECT_TRUE(has(run, "oversubscribed"));
   run.context.host_cores = 1.0;
   EXPECT_FALSE(has(run, "oversubscribed"));
