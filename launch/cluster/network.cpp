@@ -100,6 +100,27 @@ void stop_processes_in(const std::string& ns) {
   for (const pid_t pid : pids) kill(pid, SIGKILL);
 }
 
+// A port joins the bridge forwarding only once the kernel has seen its carrier come up (linkwatch,
+// run later from a work queue): mpirun started at once could find a host's first connection back to
+// it dropped ("unable to complete a TCP connection", seen once on a busy machine). Waits up to 3 s.
+void wait_for_forwarding(const ClusterRecord& r) {
+  constexpr const char* kForwarding = "3";  // BR_STATE_FORWARDING in brport/state
+  for (int tries = 0; tries < 300; ++tries) {
+    bool all = true;
+    for (int host = 0; host < r.hosts && all; ++host) {
+      const std::string port = "/sys/class/net/" + host_veth_name(r.name, host);
+      std::ifstream state(port + "/brport/state"), operstate(port + "/operstate");
+      std::string forwarding, up;
+      state >> forwarding;
+      operstate >> up;
+      all = forwarding == kForwarding && up == "up";
+    }
+    if (all) return;
+    usleep(10000);
+  }
+  spdlog::warn("cluster {}: not every host's link was forwarding after 3 s", r.name);
+}
+
 }  // namespace
 
 void require_net_admin(const std::string& what) {
@@ -120,6 +141,7 @@ void build_network(const ClusterRecord& r) {
   ip({"addr", "add", bridge_address(r.slot) + "/24", "dev", bridge});
   ip({"link", "set", bridge, "up"});
   for (int host = 0; host < r.hosts; ++host) build_host(r, host, rate);
+  wait_for_forwarding(r);
 }
 
 void remove_network(const std::string& name, int hosts) {
