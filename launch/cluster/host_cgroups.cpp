@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/util/error.h"
+#include "core/util/files.h"
 #include "launch/cluster/naming.h"
 
 namespace dtbench::cluster {
@@ -48,11 +49,9 @@ std::optional<fs::path> v1_mount(const std::string& controller) {
 
 constexpr const char* kV1Controllers[] = {"cpu", "cpuset", "freezer"};
 
+// A cgroup file's one value without its newline; "" when it cannot be read.
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
+  std::string s = read_file(path).value_or("");
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
 }

@@ -83,6 +83,17 @@ TEST_F(ClusterFreeze, AFrozenHostEndsARingRunNamingItAndDownRemovesItsFrozenProc
   expect_down_leaves_nothing(name);
 }
 
+TEST_F(ClusterFreeze, FreezingAHostThereIsNotNamesTheHostsThereAre) {
+  const std::string name = unique_name();
+  up(name, 2, "none");
+  const Outcome missing = testing::dtbench("cluster freeze " + name + " 7");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.output.find("has no host '7'"), std::string::npos) << missing.output;
+  const Outcome no_cluster = testing::dtbench("cluster thaw nosuch 0");
+  EXPECT_NE(no_cluster.exit_code, 0);
+  EXPECT_NE(no_cluster.output.find("no cluster 'nosuch'"), std::string::npos) << no_cluster.output;
+}
+
 TEST_F(ClusterFreeze, AFrozenServerHostEndsAPsSyncRunNamingTheServer) {
   const std::string name = unique_name();
   const fs::path dir = up(name, 2, "1gbit");
