@@ -72,6 +72,12 @@ class MpiChannel : public ControlChannel {
     return result;
   }
 
+  void barrier() override {
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+    finish(request, "a barrier of every rank (the first epoch's start)", std::make_shared<Buffers>());
+  }
+
  private:
   // What a collective reads and writes. A collective that timed out cannot be cancelled: a late
   // rank may still deliver into these, so they are then kept for the life of the process.

@@ -16,6 +16,12 @@ class ControlChannel {
   virtual std::string broadcast(const std::string& text) = 0;
   // Rank 0 gets every worker's `text`, in rank order; the others get an empty vector.
   virtual std::vector<std::string> gather(const std::string& text) = 0;
+  // Returns once every worker has called it, on every worker within about one message's latency.
+  // Rank 0 learns last who arrived, so gather-then-broadcast is one; channels may do better.
+  virtual void barrier() {
+    gather("");
+    broadcast("");
+  }
 };
 
 // The channel of a run with one worker.
@@ -25,6 +31,7 @@ class SoloChannel : public ControlChannel {
   int world() const override { return 1; }
   std::string broadcast(const std::string& text) override { return text; }
   std::vector<std::string> gather(const std::string& text) override { return {text}; }
+  void barrier() override {}
 };
 
 }  // namespace dtbench

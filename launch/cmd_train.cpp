@@ -314,6 +314,10 @@ void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summa
                    .time_operators = bp.time_operators, .trace = trace ? &*trace : nullptr,
                    .compute_delay_seconds = bp.straggler.rank == rank ? bp.straggler.delay_ms / 1e3 : 0.0,
                    .eval_max_samples = bp.eval_max_samples});
+  // Every worker starts its first epoch together: set-up (data, connections, a server's first
+  // answer) takes each its own time, and a run's throughput is counted from its first worker's
+  // start (run_span.h), so a worker that began early would count the others' set-up as training.
+  if (worker.world() > 1) worker.channel->barrier();
   reports.training_started();
   summary.startup_seconds = program_age_seconds();
   trainer.run([&](const EpochResult& epoch) {

@@ -1,7 +1,6 @@
 #include "paramserver/ps_channel.h"
 
 #include <chrono>
-#include <thread>
 
 #include "core/util/error.h"
 
@@ -14,19 +13,26 @@ PsControlChannel::PsControlChannel(ConnectionOptions shard0, std::string run_id,
   if (rank < 0 || rank >= world) fail_input("worker rank {} is out of range for {} workers", rank, world);
 }
 
+// The server holds each fetch until the value is there (ps.proto's FetchRequest.wait), so a waiter
+// wakes the moment it is published: the workers leave a barrier together, within a call's latency.
+// Waits are cut into pieces of at most kWaitPiece, so a server that went away is noticed between them.
 std::string PsControlChannel::await(const std::string& name, bool erase, const std::string& what) {
+  constexpr double kWaitPiece = 2.0;
   const auto start = std::chrono::steady_clock::now();
-  auto pause = std::chrono::milliseconds(1);
   for (;;) {
-    if (auto value = connection_.fetch(run_id_, name, erase)) return std::move(*value);
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (waited > timeout_seconds_) {
+    if (waited >= timeout_seconds_) {
       throw IoError(fmt::format("worker {} waited {:.0f} s for {} through parameter server {}", rank_, waited, what,
                                 connection_.address()));
     }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(2 * pause, std::chrono::milliseconds(50));
+    const double piece = std::min(kWaitPiece, timeout_seconds_ - waited);
+    if (auto value = connection_.fetch(run_id_, name, erase, piece)) return std::move(*value);
   }
+}
+
+void PsControlChannel::barrier() {
+  // gather's acknowledgements go out only once worker 0 holds every worker's entry: a barrier.
+  gather("");
 }
 
 std::string PsControlChannel::broadcast(const std::string& text) {

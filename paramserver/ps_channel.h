@@ -2,7 +2,8 @@
 // The control channel of parameter-server workers, which may run without MPI: collectives built on
 // shard 0's Publish / Fetch. Each collective call gets the next sequence number (every worker makes
 // the same calls in the same order, as with MPI), publishes under a name derived from it, and
-// polls (1 ms, doubling to 50 ms) for the values it needs, up to timeout_seconds.
+// fetches the values it needs with fetches the server holds until they are published, up to
+// timeout_seconds in all.
 //
 // A gather ends on every worker only once worker 0 has every report: worker 0 acknowledges each
 // worker's (a value only that worker fetches and erases), so a worker whose peer is missing — worker
@@ -24,6 +25,7 @@ class PsControlChannel final : public ControlChannel {
   int world() const override { return world_; }
   std::string broadcast(const std::string& text) override;
   std::vector<std::string> gather(const std::string& text) override;
+  void barrier() override;
 
  private:
   std::string await(const std::string& name, bool erase, const std::string& what);

@@ -412,14 +412,22 @@ void PsConnection::publish(const std::string& run_id, const std::string& name, c
        [&](grpc::ClientContext& context) { return stub_->Publish(&context, request, &reply); });
 }
 
-std::optional<std::string> PsConnection::fetch(const std::string& run_id, const std::string& name, bool erase) {
+std::optional<std::string> PsConnection::fetch(const std::string& run_id, const std::string& name, bool erase,
+                                               double wait_seconds) {
   ps::FetchRequest request;
   request.set_run_id(run_id);
   request.set_name(name);
   request.set_erase(erase);
+  request.set_wait(wait_seconds > 0);
   ps::FetchReply reply;
   call(fmt::format("fetching '{}'", name), options_.call_timeout_seconds, /*patient=*/true,
-       [&](grpc::ClientContext& context) { return stub_->Fetch(&context, request, &reply); });
+       [&](grpc::ClientContext& context) {
+         if (wait_seconds <= 0) return stub_->Fetch(&context, request, &reply);
+         // The deadline ends the server's wait: running out is "not yet", not a failure.
+         set_deadline(context, wait_seconds);
+         const grpc::Status status = stub_->Fetch(&context, request, &reply);
+         return status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? grpc::Status::OK : status;
+       });
   if (!reply.found()) return std::nullopt;
   return std::move(*reply.mutable_value());
 }

@@ -81,7 +81,10 @@ class PsConnection {
   ps::CheckpointReply checkpoint();
   bool shutdown(int worker);
   void publish(const std::string& run_id, const std::string& name, const std::string& value);
-  std::optional<std::string> fetch(const std::string& run_id, const std::string& name, bool erase);
+  // The value published under `name`, if any. With `wait_seconds` > 0 the server holds the call
+  // until it is published or that time has passed (then nullopt).
+  std::optional<std::string> fetch(const std::string& run_id, const std::string& name, bool erase,
+                                   double wait_seconds = 0.0);
 
  private:
   // Calls `attempt(context)` until it succeeds, retrying UNAVAILABLE with backoff (for `patient`

@@ -20,6 +20,34 @@ grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grp
   return reactor;
 }
 
+// A Fetch that waits for its name: answered when the value is published, or cancelled when the
+// call's deadline passes (the worker then asks again) or the server shuts down. Exactly one of the
+// store's delivery and OnCancel finds the waiter still in the store, and that one finishes the call.
+class WaitingFetch final : public grpc::ServerUnaryReactor, public ControlWaiter {
+ public:
+  static grpc::ServerUnaryReactor* start(ControlStore& store, const std::string& name, bool erase,
+                                         ps::FetchReply* reply) {
+    auto* fetch = new WaitingFetch(store, reply);  // deleted in OnDone, after Finish
+    if (auto value = store.fetch_or_wait(name, erase, fetch)) fetch->deliver(std::move(*value));
+    return fetch;
+  }
+
+  void deliver(std::string value) override {
+    reply_->set_found(true);
+    reply_->set_value(std::move(value));
+    Finish(grpc::Status::OK);
+  }
+  void OnCancel() override {
+    if (store_.forget(this)) Finish(grpc::Status::CANCELLED);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  WaitingFetch(ControlStore& store, ps::FetchReply* reply) : store_(store), reply_(reply) {}
+  ControlStore& store_;
+  ps::FetchReply* reply_;
+};
+
 ps::Mode wire_mode(PsMode mode) { return mode == PsMode::Sync ? ps::SYNC : ps::ASYNC; }
 
 grpc::ByteBuffer serialized(const google::protobuf::MessageLite& message) {
@@ -239,6 +267,7 @@ grpc::ServerUnaryReactor* PsService::Fetch(grpc::CallbackServerContext* context,
   grpc::Status status = admit(*context);
   if (status.ok()) status = parts_.roster->check_run(request->run_id());
   if (!status.ok()) return finish(context, status);
+  if (request->wait()) return WaitingFetch::start(*parts_.control, request->name(), request->erase(), reply);
   if (auto value = parts_.control->fetch(request->name(), request->erase())) {
     reply->set_found(true);
     reply->set_value(std::move(*value));
