@@ -1,7 +1,7 @@
 #pragma once
 // The cost of one training step per transport, as a function of the workers N, from constants
 // fitted on measurements (fit.h) and the compute phases of a measured run (workload.h). The whole
-// model is cost_model.cpp, one screen; README "Predicting other clusters" states its assumptions.
+// model is cost_model.cpp, one screen; docs/predict.md states its assumptions.
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -88,7 +88,7 @@ MeasuredRun load_measured_run(const std::filesystem::path& run_dir) {
   run.model = key<std::string>(report, "/model/name", record.path);
   const auto input = key<std::vector<int64_t>>(report, "/model/input", record.path);
   const auto classes = key<int64_t>(report, "/model/classes", record.path);
-  // A blueprint that leaves comm: out runs with the defaults (README, "Several workers").
+  // A blueprint that leaves comm: out runs with the defaults (docs/workers.md, the `comm:` keys).
   const nlohmann::json comm = key<nlohmann::json>(report, "/blueprint", record.path).value("comm", nlohmann::json::object());
   const double bucket_mb = comm.contains("bucket_mb") ? key<double>(report, "/blueprint/comm/bucket_mb", record.path)
                                                       : kDefaultBucketMb;

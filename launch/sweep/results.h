@@ -58,7 +58,7 @@ std::vector<ReportTable> sweep_tables(const SweepBlueprint& sweep, const SweepRe
 // Writes results.csv, results.json and results.md into `dir`.
 void write_sweep_results(const SweepBlueprint& sweep, const SweepResults& results, const std::filesystem::path& dir);
 
-// The columns of results.csv, in order (documented in the README).
+// The columns of results.csv, in order (documented in docs/sweeps.md).
 std::vector<std::string> sweep_csv_columns(const SweepBlueprint& sweep);
 
 }  // namespace dtbench

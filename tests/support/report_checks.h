@@ -22,15 +22,16 @@ inline bool resource_curves_drawn(const RunRecord& run) {
                      [](const ResourceRecord& r) { return r.seconds.size() >= kFewestResourceSamples; });
 }
 
-// The columns of phases.csv as README.md documents them: the `names` in the first cell of each row
-// of the table after "`phases.csv` has one row per", in order, joined by commas.
+// The columns of phases.csv as docs/reports.md documents them: the `names` in the first cell of each
+// row of the table after "`phases.csv` has one row per", in order, joined by commas.
 inline std::string documented_phases_csv_columns() {
-  const std::string readme = read_text(std::filesystem::path(DTBENCH_CONFIGS_DIR).parent_path() / "README.md");
+  const auto page = std::filesystem::path(DTBENCH_CONFIGS_DIR).parent_path() / "docs" / "reports.md";
+  const std::string doc = read_text(page);
   std::string columns;
-  const size_t section = readme.find("`phases.csv` has one row per");
-  if (section == std::string::npos) return "(README.md documents no phases.csv columns)";
+  const size_t section = doc.find("`phases.csv` has one row per");
+  if (section == std::string::npos) return "(docs/reports.md documents no phases.csv columns)";
   bool in_table = false;
-  for (const std::string& line : split(readme.substr(section), '\n')) {
+  for (const std::string& line : split(doc.substr(section), '\n')) {
     if (in_table && line.empty()) break;
     if (!line.starts_with("| `")) continue;
     in_table = true;

@@ -144,8 +144,8 @@ TEST_F(Cluster, MpirunAcrossTwoHostsRunsDoctorAndRingTrainingMatchesSharedMemory
 // or the softirq delivering the message, off its core, so a small allreduce takes the link's time
 // without yielding ranks. (When every host's rank was pinned to core 0, each message between the
 // hosts arrived a scheduler tick late: a 4 KiB allreduce took 8 ms on any link. Hosts that share a
-// core by design, 3 hosts on 2 cores, still need `-x OMPI_MCA_mpi_yield_when_idle=1`: README
-// "Time small messages with yielding ranks".)
+// core by design, 3 hosts on 2 cores, still need `-x OMPI_MCA_mpi_yield_when_idle=1`:
+// docs/cluster.md, "Time small messages with yielding ranks".)
 TEST_F(Cluster, SmallAllreducesAcrossHostsOfTheirOwnCoresTakeTheLinksTimeNotTheSchedulersTick) {
   if (cluster::allowed_cpus().size() < 2) GTEST_SKIP() << "needs two cores, one per host";
   const std::string name = unique_name();

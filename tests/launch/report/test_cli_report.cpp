@@ -68,7 +68,7 @@ TEST_F(CliReport, ComparesTwoRunsAndWritesMarkdownCsvAndHtml) {
   EXPECT_NE(md.find("### Communication per step"), std::string::npos) << md;
   EXPECT_NE(md.find("### Resources per worker"), std::string::npos) << md;
 
-  // README.md documents the columns the code writes, and the file has them (phases_csv_steps).
+  // docs/reports.md documents the columns the code writes, and the file has them (phases_csv_steps).
   EXPECT_EQ(testing::documented_phases_csv_columns(), kPhasesCsvHeader);
   const auto steps = testing::phases_csv_steps(read_text(out / "phases.csv"));
   EXPECT_EQ(steps.size(), 4u);  // 2 runs x 2 epochs, worker "all"
