@@ -12,7 +12,7 @@ namespace dtbench {
 
 namespace {
 
-constexpr double kMargin = 8, kFontSize = 12;
+constexpr double kLineChartMargin = 8, kLineChartFontSize = 12;
 // Points are marked (with a tooltip each) only while they are few enough to tell apart.
 constexpr size_t kMostMarkedPoints = 60;
 
@@ -70,28 +70,28 @@ std::string line_chart_svg(const LineChart& chart) {
   const std::function<std::string(double)> y_text = chart.y_text ? chart.y_text : tick_text;
   const ChartAxis x = x_axis(chart), y = y_axis(chart);
   double y_label_width = 0;
-  for (const double tick : y.ticks()) y_label_width = std::max(y_label_width, text_width(y_text(tick), kFontSize));
+  for (const double tick : y.ticks()) y_label_width = std::max(y_label_width, text_width(y_text(tick), kLineChartFontSize));
 
   SvgCanvas canvas(chart.width, 0);
-  canvas.text(kMargin, kMargin + 15, chart.title, {.size = 15, .bold = true});
-  const double top = kMargin + 34;
-  const double left = kMargin + 20 + y_label_width + 8;  // the rotated y title, then tick labels
-  const double right = chart.width - kMargin - 12;
+  canvas.text(kLineChartMargin, kLineChartMargin + 15, chart.title, {.size = 15, .bold = true});
+  const double top = kLineChartMargin + 34;
+  const double left = kLineChartMargin + 20 + y_label_width + 8;  // the rotated y title, then tick labels
+  const double right = chart.width - kLineChartMargin - 12;
   const double bottom = top + chart.plot_height;
   const auto px = [&](double v) { return x.position(v, left, right); };
   const auto py = [&](double v) { return y.position(v, bottom, top); };
 
   for (const double tick : y.ticks()) {
     canvas.line(left, py(tick), right, py(tick), "#ddd");
-    canvas.text(left - 6, py(tick) + 4, y_text(tick), {.anchor = TextStyle::Anchor::End, .size = kFontSize});
+    canvas.text(left - 6, py(tick) + 4, y_text(tick), {.anchor = TextStyle::Anchor::End, .size = kLineChartFontSize});
   }
   for (const double tick : x.ticks()) {
     if (chart.integer_x && tick != std::floor(tick)) continue;
     canvas.line(px(tick), bottom, px(tick), bottom + 4, "#333");
-    canvas.text(px(tick), bottom + 18, tick_text(tick), {.anchor = TextStyle::Anchor::Middle, .size = kFontSize});
+    canvas.text(px(tick), bottom + 18, tick_text(tick), {.anchor = TextStyle::Anchor::Middle, .size = kLineChartFontSize});
   }
   canvas.text((left + right) / 2, bottom + 36, chart.x_title, {.anchor = TextStyle::Anchor::Middle});
-  canvas.text(kMargin + 12, (top + bottom) / 2, chart.y_title,
+  canvas.text(kLineChartMargin + 12, (top + bottom) / 2, chart.y_title,
               {.anchor = TextStyle::Anchor::Middle, .rotate_degrees = -90});
 
   std::vector<LegendEntry> legend;
@@ -118,7 +118,7 @@ std::string line_chart_svg(const LineChart& chart) {
   canvas.line(left, top, left, bottom, "#333");
   canvas.line(left, bottom, right, bottom, "#333");
   const double legend_height = draw_legend(canvas, left, bottom + 48, right - left, legend);
-  canvas.set_height(bottom + 48 + legend_height + kMargin);
+  canvas.set_height(bottom + 48 + legend_height + kLineChartMargin);
   return canvas.str();
 }
 

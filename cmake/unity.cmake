@@ -1,0 +1,14 @@
+# Unity builds: a library's source files compiled in batches of eight as one file each, so the
+# templates they all use (nlohmann/json, fmt, CLI11, gRPC, protobuf) are parsed, instantiated and
+# optimised once per batch rather than once per file. Most of dtbench's compile time was there: a
+# 38-line command file took 15 s, nearly all of it in those headers (precompiling them saved
+# nothing measurable: the time is in instantiating and optimising, not in parsing). The rooms
+# above core only: core's kernels keep one object per file, with their per-file flags and clones.
+# DTBENCH_UNITY=OFF compiles file by file (the sources include what they use either way).
+option(DTBENCH_UNITY "Compile the libraries above core in batches (unity build)" ON)
+
+function(dtbench_unity target)
+  if(DTBENCH_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  endif()
+endfunction()
