@@ -229,7 +229,8 @@ class BatchMaker:
 
 def read_order(path: str, samples: int) -> np.ndarray:
     """An epoch's sample indices (int64 little-endian), each checked to lie in the training set."""
-    raw = open(path, "rb").read()
+    with open(path, "rb") as f:
+        raw = f.read()
     if len(raw) % 8:
         raise DataError(f"{path}: expected int64 sample indices (a multiple of 8 bytes), found {len(raw)} bytes")
     order = np.frombuffer(raw, dtype="<i8").astype(np.int64)

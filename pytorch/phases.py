@@ -12,12 +12,10 @@
 comm_total is the sum over buckets of each bucket's allreduce time (hand-over to completion),
 hidden or not, as dtbench's comm_total.
 """
-from __future__ import annotations
-
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import List
+from typing import List, Optional
 
 import torch
 import torch.distributed as dist
@@ -39,7 +37,8 @@ class BucketTimes:
             self.completed.clear()
 
 
-def timed_allreduce_hook(state: BucketTimes, bucket: dist.GradBucket) -> torch.futures.Future:
+# No `from __future__ import annotations` in this file: DDP checks the hook's annotations as objects.
+def timed_allreduce_hook(state: BucketTimes, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
     """DDP's default allreduce_hook (torch 1.13, ddp_comm_hooks/default_hooks.py: divide the
     bucket by the world size, then allreduce it asynchronously), timestamping the hand-over and,
     from the future's callback, the completion."""
@@ -73,7 +72,7 @@ class StepPhases:
 
 
 def split_step(start: float, load_start: float, forward_start: float, backward_start: float,
-               backward_end: float, step_end: float, buckets: BucketTimes | None) -> StepPhases:
+               backward_end: float, step_end: float, buckets: Optional[BucketTimes]) -> StepPhases:
     """The phases from the step's clock reads and its buckets' times (None: no communication).
     `start` is the previous step's end; the gap before `load_start` (the previous step's event
     being written) is part of other. The update runs from backward_end to step_end."""

@@ -60,7 +60,8 @@ def check_layout(layout: List[dict], model: nn.Module, arena_floats: int) -> Non
 
 
 def read_arena(path: str) -> np.ndarray:
-    raw = open(path, "rb").read()
+    with open(path, "rb") as f:
+        raw = f.read()
     if len(raw) % 4:
         raise LayoutError(f"{path}: expected float32 values (a multiple of 4 bytes), found {len(raw)} bytes")
     return np.frombuffer(raw, dtype="<f4").astype(np.float32)

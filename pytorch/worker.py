@@ -182,6 +182,10 @@ class Worker:
                                 timeout=datetime.timedelta(seconds=cfg.timeout_s))
         # bucket_mb 0 is dtbench's "the whole arena as one buffer": one bucket as large as the model.
         bucket_mb = cfg.bucket_mb if cfg.bucket_mb > 0 else 4 * self.arena_floats / 2**20 + 1
+        # DDP caps its first bucket (the last layers' gradients) at 1 MB whatever bucket_cap_mb
+        # says; dtbench's buckets are all of bucket_mb. DDP reads this module attribute, which is
+        # there to be set, when it is constructed.
+        dist._DEFAULT_FIRST_BUCKET_BYTES = int(bucket_mb * 2**20)
         # No buffer broadcast: dtbench keeps each worker's batch-norm statistics its own.
         self.net = nn.parallel.DistributedDataParallel(self.model, bucket_cap_mb=bucket_mb, broadcast_buffers=False)
         self.buckets = phases.BucketTimes()

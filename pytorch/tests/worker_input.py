@@ -107,3 +107,35 @@ def run_worker(directory: str, go_lines: int = 100, timeout: float = 600) -> Tup
     stderr = stderr_file.read()
     stderr_file.close()
     return process.returncode, events, stderr
+
+
+def write_idx_set(directory: str, train: int, test: int, side: int = 28, gzip_files: bool = False,
+                  seed: int = 0) -> str:
+    """A small IDX data set of random pixels and labels, in dtbench's file names."""
+    import gzip
+
+    os.makedirs(directory, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    for split, count in (("train", train), ("t10k", test)):
+        pixels = rng.integers(0, 256, size=(count, side, side), dtype=np.uint8)
+        labels = rng.integers(0, 10, size=count, dtype=np.uint8)
+        files = {f"{split}-images-idx3-ubyte": np.array([0x803, count, side, side], dtype=">u4").tobytes()
+                 + pixels.tobytes(),
+                 f"{split}-labels-idx1-ubyte": np.array([0x801, count], dtype=">u4").tobytes() + labels.tobytes()}
+        for name, raw in files.items():
+            if gzip_files:
+                with gzip.open(os.path.join(directory, name + ".gz"), "wb") as f:
+                    f.write(raw)
+            else:
+                with open(os.path.join(directory, name), "wb") as f:
+                    f.write(raw)
+    return directory
+
+
+def idx_data(directory: str, resize: int = 0) -> Dict[str, Any]:
+    """The config's data section for an IDX set, with dtbench's statistics of its training set."""
+    import data as data_module
+
+    train, _ = data_module.open_dataset("idx", directory)
+    mean, std = data_module.compute_normalization(train)
+    return {"format": "idx", "path": directory, "resize": resize, "normalization": {"mean": mean, "std": std}}
