@@ -47,7 +47,8 @@ def epochs_of(run_dir: str) -> List[dict]:
         return json.load(f)["epochs"]
 
 
-def main() -> int:
+def compare(argv: List[str]) -> Dict[str, Any]:
+    """Runs both engines as the arguments say; returns what the tool prints, with "ok"."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="lenet5")
     parser.add_argument("--format", default="idx")
@@ -64,11 +65,10 @@ def main() -> int:
     parser.add_argument("--nesterov", action="store_true")
     parser.add_argument("--weight-tolerance", type=float, default=1e-4)
     parser.add_argument("--loss-tolerance", type=float, default=0.01, help="relative")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     binary = dtbench_binary()
     if binary is None:
-        print("no dtbench binary: build it or set DTBENCH", file=sys.stderr)
-        return 2
+        raise RuntimeError("no dtbench binary: build it or set DTBENCH")
 
     work = tempfile.mkdtemp(prefix="dtb-compare-")
     common = {"model": args.model, "dataset.format": args.format, "dataset.path": args.data,
@@ -93,9 +93,8 @@ def main() -> int:
     one_steps = len(train) // args.batch
     per_epoch = args.per_step == "epochs"
     if per_epoch and one_steps != 1:
-        print(f"--per-step epochs needs a training set of exactly one batch ({args.batch}), not {len(train)}",
-              file=sys.stderr)
-        return 2
+        raise RuntimeError(f"--per-step epochs needs a training set of exactly one batch ({args.batch}), "
+                           f"not {len(train)}")
 
     def worker(name: str, steps: int) -> tuple:
         epochs = steps if per_epoch else 1
@@ -154,10 +153,20 @@ def main() -> int:
         "step_median_ms_dtbench": {k: round(1e3 * v, 3) for k, v in dt_phases.items()},
         "step_median_ms_pytorch": {k: round(1e3 * v, 3) for k, v in py_phases.items()},
     }
-    print("{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in result.items()) + "\n}")
     shutil.rmtree(work, ignore_errors=True)
-    ok = result["one_step_max_weight_difference"] <= args.weight_tolerance and max(relative) <= args.loss_tolerance
-    return 0 if ok else 1
+    result["ok"] = result["one_step_max_weight_difference"] <= args.weight_tolerance and \
+        max(relative) <= args.loss_tolerance
+    return result
+
+
+def main() -> int:
+    try:
+        result = compare(sys.argv[1:])
+    except RuntimeError as error:
+        print(error, file=sys.stderr)
+        return 2
+    print("{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in result.items()) + "\n}")
+    return 0 if result["ok"] else 1
 
 
 if __name__ == "__main__":
