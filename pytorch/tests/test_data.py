@@ -100,6 +100,16 @@ class Floats(unittest.TestCase):
             expected = (np.float32(v) / np.float32(255) - np.float32(0.2860406)) / np.float32(0.3530242)
             self.assertEqual(table[0, v], expected)
 
+    def test_batches_are_the_table_for_every_pixel_value(self):
+        pixels = np.arange(3 * 256, dtype=np.int64).reshape(1, 3, 16, 16) % 256
+        pixels = pixels.astype(np.uint8)
+        mean, std = [0.4913997, 0.4821584, 0.4465309], [0.2470322, 0.2434851, 0.2615878]
+        maker = data.BatchMaker(data.Dataset(pixels, np.zeros(1, np.int64), 10, "t"), mean, std, 0)
+        got = maker.images(np.array([0]))[0]
+        table = data.normalization_table(mean, std)
+        for c in range(3):
+            np.testing.assert_array_equal(got[c], table[c][pixels[0, c]])
+
     def test_compute_normalization_from_integer_sums(self):
         pixels = np.zeros((2, 2, 1, 2), dtype=np.uint8)
         pixels[:, 0] = [[0, 255]]
