@@ -12,6 +12,7 @@ packages=(
   libgtest-dev
   python3  # scripts/check_docs.py, the docs_links test
   dataset-fashion-mnist  # the real Fashion-MNIST, IDX files under /usr/share/datasets/fashion-mnist
+  python3-torch  # the PyTorch engine (pytorch/worker.py) and comparisons against it
 )
 
 missing=()

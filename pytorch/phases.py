@@ -1,0 +1,97 @@
+"""One training step split into dtbench's phases, and the DDP hook that times communication.
+
+  load      index the in-memory arrays, normalise, make the tensors
+  forward   the model's forward and the loss (with the batch's correct count, as dtbench's loss)
+  backward  autograd's computation: from its start to the moment the last gradient bucket is
+            handed to communication (with no buckets: until backward() returns)
+  comm      communication not hidden behind backward: from that last hand-over until backward()
+            returns (DDP waits there for every bucket's allreduce)
+  update    optimizer.step() and zero_grad()
+  other     the rest of the step: total minus the above
+  total     from the end of the previous step (the epoch's start for its first) to this one's end
+comm_total is the sum over buckets of each bucket's allreduce time (hand-over to completion),
+hidden or not, as dtbench's comm_total.
+"""
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+import torch
+import torch.distributed as dist
+
+now = time.perf_counter
+
+
+@dataclass
+class BucketTimes:
+    """The hand-over and completion times of this step's buckets (perf_counter seconds)."""
+
+    handed: List[float] = field(default_factory=list)
+    completed: List[float] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.handed.clear()
+            self.completed.clear()
+
+
+# No `from __future__ import annotations` in this file: DDP checks the hook's annotations as objects.
+def timed_allreduce_hook(state: BucketTimes, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+    """DDP's default allreduce_hook (torch 1.13, ddp_comm_hooks/default_hooks.py: divide the
+    bucket by the world size, then allreduce it asynchronously), timestamping the hand-over and,
+    from the future's callback, the completion."""
+    handed = now()
+    with state.lock:
+        state.handed.append(handed)
+    tensor = bucket.buffer()
+    tensor.div_(dist.get_world_size())
+    future = dist.all_reduce(tensor, async_op=True).get_future()
+
+    def completed(fut: torch.futures.Future) -> torch.Tensor:
+        done = now()
+        with state.lock:
+            state.completed.append(done)
+        return fut.value()[0]
+
+    return future.then(completed)
+
+
+@dataclass
+class StepPhases:
+    load: float
+    forward: float
+    backward: float
+    comm: float
+    update: float
+    other: float
+    total: float
+    comm_total: float
+    buckets: int
+
+
+def split_step(start: float, load_start: float, forward_start: float, backward_start: float,
+               backward_end: float, step_end: float, buckets: Optional[BucketTimes]) -> StepPhases:
+    """The phases from the step's clock reads and its buckets' times (None: no communication).
+    `start` is the previous step's end; the gap before `load_start` (the previous step's event
+    being written) is part of other. The update runs from backward_end to step_end."""
+    backward_compute_end = backward_end
+    comm_total, count = 0.0, 0
+    if buckets is not None:
+        with buckets.lock:
+            handed, completed = list(buckets.handed), list(buckets.completed)
+        count = len(handed)
+        if handed:
+            backward_compute_end = min(max(handed), backward_end)
+        # The n-th completion belongs to the n-th hand-over: gloo runs a process group's
+        # collectives in order, so buckets complete in the order they were handed over.
+        comm_total = sum(max(0.0, done - given) for given, done in zip(handed, completed))
+    load = forward_start - load_start
+    forward = backward_start - forward_start
+    backward = backward_compute_end - backward_start
+    comm = backward_end - backward_compute_end
+    update = step_end - backward_end
+    total = step_end - start
+    other = max(0.0, total - load - forward - backward - comm - update)
+    return StepPhases(load, forward, backward, comm, update, other, total, comm_total, count)
