@@ -17,6 +17,7 @@
 #include "comm/registry.h"
 #include "core/data/open_dataset.h"
 #include "core/models/models.h"
+#include "core/pytorch/torch_worker.h"
 #include "core/train/trainer.h"
 #include "core/util/blas.h"
 #include "core/util/error.h"
@@ -33,6 +34,7 @@
 #include "launch/report/verdict_section.h"
 #include "launch/run_directory.h"
 #include "launch/run_reports.h"
+#include "launch/torch_worker_config.h"
 #include "paramserver/in_flight_calls.h"
 #include "paramserver/register.h"
 
@@ -231,8 +233,11 @@ void print_warnings(const std::filesystem::path& run_dir) {
 }
 
 void print_results(const Blueprint& bp, const RunSummary& summary, const Model& model, const RunReports& reports) {
-  fmt::print("\n{} on {} — {} worker(s), transport {}, BLAS core {} ({}), {} threads per worker{}\n", model.name(),
-             bp.data.path, summary.world, bp.transport, blas::core_name(), blas::core_selection(), blas::threads(),
+  const std::string engine = bp.engine == "pytorch"
+                                 ? fmt::format("engine pytorch {}", summary.provenance.engine.value("torch", ""))
+                                 : fmt::format("BLAS core {} ({})", blas::core_name(), blas::core_selection());
+  fmt::print("\n{} on {} — {} worker(s), transport {}, {}, {} threads per worker{}\n", model.name(), bp.data.path,
+             summary.world, bp.transport, engine, blas::threads(),
              model.device() != nullptr ? ", device " + model.device()->name() : "");
   fmt::print("{}\n{}", epochs_table(summary.epochs), breakdown_table(summary.epochs));
   fmt::print("Start-up {:.2f} s (dtbench's start to the first step)\n", summary.startup_seconds);
@@ -285,8 +290,29 @@ Setup set_up(const Blueprint& bp, const Worker& worker) {
                  LoaderOptions{.batch = std::min(bp.batch, test_samples), .seed = bp.seed, .shuffle = false,
                                .resize = bp.data.resize, .drop_last = false},
                  norm);
-  s.transport = make_transport(bp.transport, {.optimizer = bp.optimizer});
+  // The pytorch engine's worker synchronises its own gradients (ddp): dtbench's side has none to.
+  s.transport = make_transport(bp.engine == "pytorch" ? "none" : bp.transport, {.optimizer = bp.optimizer});
   return s;
+}
+
+// After each epoch: its result in the reports, rank 0's report.json with every worker's phases.
+void record_epoch(const EpochResult& epoch, Worker& worker, RunSummary& summary, RunReports& reports,
+                  ResourceSampler& sampler) {
+  summary.epochs.push_back(epoch);
+  summary.wall_seconds = epoch.wall_seconds;
+  sampler.add_transport_bytes(epoch.sync_total.bytes_sent, epoch.sync_total.bytes_received);
+  // A collective: all ranks reach it together; rank 0's report.json holds every worker's phases.
+  reports.note_traffic();
+  if (worker.world() > 1) reports.set_workers(worker.channel->gather(report_json(summary).dump()));
+  reports.write();
+  // Every worker starts the next epoch together, once rank 0 has written report.json: else the
+  // others start early and wait in their first step for rank 0, and the epoch's span (from the
+  // first worker's start, run_span.h) would count rank 0's report writing as training.
+  if (worker.world() > 1) worker.channel->broadcast("");
+  if (worker.rank() == 0) {
+    spdlog::info("epoch {}: test accuracy {:.2f}%, test loss {:.4f}, {:.0f} images/s per worker", epoch.epoch,
+                 100 * epoch.test.accuracy, epoch.test.loss, epoch.images_per_second);
+  }
 }
 
 // The transport's start (initial weights, clock offsets), the epochs, and its stop (the weights
@@ -320,24 +346,40 @@ void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summa
   if (worker.world() > 1) worker.channel->barrier();
   reports.training_started();
   summary.startup_seconds = program_age_seconds();
-  trainer.run([&](const EpochResult& epoch) {
-    summary.epochs.push_back(epoch);
-    summary.wall_seconds = epoch.wall_seconds;
-    sampler.add_transport_bytes(epoch.sync_total.bytes_sent, epoch.sync_total.bytes_received);
-    // A collective: all ranks reach it together; rank 0's report.json holds every worker's phases.
-    reports.note_traffic();
-    if (worker.world() > 1) reports.set_workers(worker.channel->gather(report_json(summary).dump()));
-    reports.write();
-    // Every worker starts the next epoch together, once rank 0 has written report.json: else the
-    // others start early and wait in their first step for rank 0, and the epoch's span (from the
-    // first worker's start, run_span.h) would count rank 0's report writing as training.
-    if (worker.world() > 1) worker.channel->broadcast("");
-    if (rank == 0) {
-      spdlog::info("epoch {}: test accuracy {:.2f}%, test loss {:.4f}, {:.0f} images/s per worker", epoch.epoch,
-                   100 * epoch.test.accuracy, epoch.test.loss, epoch.images_per_second);
-    }
-  });
+  trainer.run([&](const EpochResult& epoch) { record_epoch(epoch, worker, summary, reports, sampler); });
   s.transport->stop(*s.model);
+}
+
+// engine: pytorch — the same run, its steps trained by a PyTorch worker per rank
+// (core/pytorch/torch_worker.h), which saves the final weights itself.
+void run_torch_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summary, RunReports& reports,
+                      ResourceSampler& sampler) {
+  const int rank = worker.rank(), world = worker.world();
+  std::string init_method;
+  if (bp.transport == "ddp" && world > 1) {
+    const bool every_worker_here = worker.mpi && worker.mpi->local_world() == world;
+    init_method = worker.channel->broadcast(rank == 0 ? ddp_rendezvous(bp.comm.iface, every_worker_here) : "");
+  }
+  const auto weights = bp.save_weights && rank == 0 ? reports.run().path() / "weights.bin" : std::filesystem::path();
+  TorchWorker torch({.config = torch_worker_config(bp, *s.model, rank, world, blas::threads(), init_method,
+                                                   weights.string()),
+                     .input_dir = reports.run().path() / fmt::format("pytorch-{}", rank),
+                     .worker_script = torch_worker_script(),
+                     .python = torch_python(),
+                     .model = s.model.get(),
+                     .train = s.data.train.get(),
+                     .rank = rank,
+                     .world = world,
+                     .seed = bp.seed,
+                     .epochs = bp.epochs});
+  summary.provenance.engine = {{"name", "pytorch"}, {"torch", torch.ready().value("torch", "")}};
+  if (world > 1) worker.channel->barrier();
+  reports.training_started();
+  summary.startup_seconds = program_age_seconds();
+  const RunClock clock{std::chrono::steady_clock::now(),
+                       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()};
+  for (int64_t e = 0; e < torch.epochs(); ++e) record_epoch(torch.run_epoch(clock), worker, summary, reports, sampler);
+  summary.provenance.engine["weights_checksum"] = torch.finish();
 }
 
 std::string failure_reason(const std::exception& error) {
@@ -380,7 +422,11 @@ void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& w
                    blas::threads(), reports.run().path().string());
     }
     reports.write();
-    run_epochs(bp, s, worker, summary, reports, sampler, trace);
+    if (bp.engine == "pytorch") {
+      run_torch_epochs(bp, s, worker, summary, reports, sampler);
+    } else {
+      run_epochs(bp, s, worker, summary, reports, sampler, trace);
+    }
     if (trace) trace->finish();
   } catch (const std::exception& error) {
     if (trace) trace->finish();
@@ -390,7 +436,7 @@ void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& w
     throw;
   }
   reports.finish("complete", "");
-  if (bp.save_weights && rank == 0) {
+  if (bp.save_weights && rank == 0 && bp.engine != "pytorch") {
     const auto values = s.model->arena().values();
     reports.run().write("weights.bin",
                         std::string(reinterpret_cast<const char*>(values.data()), values.size_bytes()));

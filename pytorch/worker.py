@@ -311,24 +311,24 @@ class Worker:
                                   self.buckets)
         return loss_value, correct, int(indices.size), times, step_end
 
-    @torch.no_grad()
     def _evaluate(self):
         """The test set as dtbench evaluates it: in file order, batches of min(batch, samples)."""
-        cfg = self.config
-        self.model.eval()
-        loss_sum, correct, samples = 0.0, 0, 0
-        everything = np.arange(len(self.test_batches.data))
-        for start, end in data_module.test_batches(len(everything), cfg.batch, cfg.eval_max_samples):
-            indices = everything[start:end]
-            logits = self.model(torch.from_numpy(self.test_batches.images(indices)))
-            y = torch.from_numpy(self.test_batches.labels(indices))
-            loss_sum += F.cross_entropy(logits, y).item() * (end - start)
-            correct += int((logits.argmax(dim=1) == y).sum().item())
-            samples += end - start
-        self.model.train()
-        if samples == 0:
-            return 0.0, 0.0, 0
-        return loss_sum / samples, correct / samples, samples
+        with torch.no_grad():  # a decorator would need torch when the class is defined
+            cfg = self.config
+            self.model.eval()
+            loss_sum, correct, samples = 0.0, 0, 0
+            everything = np.arange(len(self.test_batches.data))
+            for start, end in data_module.test_batches(len(everything), cfg.batch, cfg.eval_max_samples):
+                indices = everything[start:end]
+                logits = self.model(torch.from_numpy(self.test_batches.images(indices)))
+                y = torch.from_numpy(self.test_batches.labels(indices))
+                loss_sum += F.cross_entropy(logits, y).item() * (end - start)
+                correct += int((logits.argmax(dim=1) == y).sum().item())
+                samples += end - start
+            self.model.train()
+            if samples == 0:
+                return 0.0, 0.0, 0
+            return loss_sum / samples, correct / samples, samples
 
 
 def main(argv: List[str] | None = None) -> int:

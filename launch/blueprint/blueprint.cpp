@@ -294,7 +294,22 @@ void check_ranges(const Blueprint& bp, const std::string& source) {
   require(bp.straggler.delay_ms >= 0, source, "straggler.delay_ms", "a number of milliseconds >= 0",
           fmt::format("{}", bp.straggler.delay_ms));
   require_one_of(source, "comm.ring_path", bp.comm.ring_path, {"auto", "shm", "messages"});
-  require_one_of(source, "transport", bp.transport, {"none", "ring", "mpi", "nccl", "ps-sync", "ps-async"});
+  require_one_of(source, "engine", bp.engine, {"dtbench", "pytorch"});
+  if (bp.engine == "pytorch") {
+    if (bp.transport != "none" && bp.transport != "ddp") {
+      fail_input("{}: key 'transport': '{}' is not one the pytorch engine has: none, ddp (DistributedDataParallel "
+                 "over gloo); ring, mpi, nccl, ps-sync and ps-async are dtbench's (engine: dtbench)",
+                 source, bp.transport);
+    }
+    if (bp.device != "cpu") fail_input("{}: key 'device': the pytorch engine runs on the cpu only", source);
+  } else {
+    if (bp.transport == "ddp") {
+      fail_input("{}: key 'transport': 'ddp' is the pytorch engine's (set engine: pytorch); dtbench's are none, ring, "
+                 "mpi, nccl, ps-sync, ps-async",
+                 source);
+    }
+    require_one_of(source, "transport", bp.transport, {"none", "ring", "mpi", "nccl", "ps-sync", "ps-async"});
+  }
   require_one_of(source, "device", bp.device, known_devices());
   require_one_of(source, "ps.placement", bp.ps.placement, {"balanced", "hash"});
   require(bp.ps.key_kb >= 1, source, "ps.key_kb", "an integer >= 1", std::to_string(bp.ps.key_kb));
@@ -342,6 +357,7 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
   top.read("seed", bp.seed);
   top.read("threads", bp.threads);
   top.read("transport", bp.transport);
+  top.read("engine", bp.engine);
   top.read("device", bp.device);
   top.read("output", bp.output);
 

@@ -69,6 +69,9 @@ struct Blueprint {
   int threads = 0;  // BLAS threads; 0: one per core
   std::string device = "cpu";  // cpu | cuda (the GPU by local rank); core/device/device.h
   std::string transport = "none";
+  // Who trains: dtbench's own engine, or PyTorch (a Python worker per rank, pytorch/README.md),
+  // whose transports are none and ddp (DistributedDataParallel over gloo).
+  std::string engine = "dtbench";
   CommBlueprint comm;
   PsBlueprint ps;
   StragglerBlueprint straggler;

@@ -69,7 +69,7 @@ nlohmann::json to_json(const Provenance& p) {
           {"compiler", p.compiler},       {"dtbench_version", p.dtbench_version},
           {"git_commit", p.git_commit},   {"blas_core", p.blas_core}, {"blas_core_selection", p.blas_core_selection},
           {"blas_config", p.blas_config}, {"blas_threads", p.blas_threads},
-          {"libraries", p.libraries}};
+          {"libraries", p.libraries},     {"engine", p.engine}};
 }
 
 int64_t peak_resident_bytes() { return kib_field("/proc/self/status", "VmHWM"); }

@@ -22,6 +22,9 @@ struct Provenance {
   std::string blas_config;
   int blas_threads = 0;
   nlohmann::json libraries;  // name -> version
+  // Who trained: {"name": "dtbench"}, or the pytorch engine's name, torch version and the final
+  // weights' checksum (core/pytorch/torch_worker.h).
+  nlohmann::json engine = {{"name", "dtbench"}};
 };
 
 Provenance collect_provenance();

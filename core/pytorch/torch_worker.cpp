@@ -1,0 +1,225 @@
+#include "core/pytorch/torch_worker.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/data/shard.h"
+#include "core/profile/profiler.h"
+#include "core/util/error.h"
+#include "core/util/files.h"
+
+extern char** environ;
+
+namespace dtbench {
+
+namespace {
+
+constexpr int kEventsFd = 3;  // the worker's --events-fd
+
+void write_binary(const std::filesystem::path& path, const void* data, size_t bytes) {
+  write_file_atomically(path, std::string(static_cast<const char*>(data), bytes));
+}
+
+// config.json, parameters.json, init-weights.bin and order-<epoch>.bin, as pytorch/README.md says.
+void write_input(const TorchWorkerSetup& s) {
+  std::filesystem::create_directories(s.input_dir);
+  nlohmann::json config = s.config;
+  const Normalization norm = compute_normalization(*s.train);
+  config["data"]["normalization"] = {{"mean", norm.mean}, {"std", norm.stddev}};
+  write_file_atomically(s.input_dir / "config.json", config.dump(2) + "\n");
+  nlohmann::json parameters = nlohmann::json::array();
+  for (const Param* p : s.model->arena().params()) {
+    parameters.push_back({{"name", p->name}, {"shape", p->shape}, {"offset", p->offset}, {"count", p->numel()}});
+  }
+  write_file_atomically(s.input_dir / "parameters.json", parameters.dump(1) + "\n");
+  const auto values = s.model->arena().values();
+  write_binary(s.input_dir / "init-weights.bin", values.data(), values.size_bytes());
+  for (int64_t epoch = 1; epoch <= s.epochs; ++epoch) {
+    const std::vector<int64_t> order = shard_indices(s.train->size(), s.rank, s.world, s.seed, epoch);
+    write_binary(s.input_dir / fmt::format("order-{}.bin", epoch), order.data(), order.size() * sizeof(int64_t));
+  }
+}
+
+double number(const nlohmann::json& event, const char* key) { return event.at(key).get<double>(); }
+
+}  // namespace
+
+std::string torch_python() {
+  const char* python = std::getenv("DTBENCH_PYTHON");
+  return python != nullptr && *python != '\0' ? python : "/usr/bin/python3";
+}
+
+std::filesystem::path torch_worker_script() {
+  if (const char* dir = std::getenv("DTBENCH_PYTORCH_DIR"); dir != nullptr && *dir != '\0') {
+    return std::filesystem::path(dir) / "worker.py";
+  }
+  return std::filesystem::path(DTBENCH_SOURCE_DIR) / "pytorch" / "worker.py";
+}
+
+TorchWorker::TorchWorker(const TorchWorkerSetup& setup) {
+  if (!std::filesystem::exists(setup.worker_script)) {
+    throw IoError(fmt::format("engine pytorch: the worker {} is not there (set DTBENCH_PYTORCH_DIR to the folder "
+                              "that holds worker.py)",
+                              setup.worker_script.string()));
+  }
+  if (access(setup.python.c_str(), X_OK) != 0) {
+    fail_input("engine pytorch needs {} with PyTorch: install the Debian package python3-torch "
+               "(apt-get install python3-torch; scripts/install-deps.sh does)",
+               setup.python);
+  }
+  write_input(setup);
+  int events[2], go[2];
+  if (pipe2(events, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) {
+    throw IoError(fmt::format("engine pytorch: pipe: {}", std::strerror(errno)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, go[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, events[1], kEventsFd);  // dup2 clears close-on-exec
+  const std::vector<std::string> args = {setup.python, setup.worker_script.string(), "--input",
+                                         setup.input_dir.string(), "--events-fd", std::to_string(kEventsFd)};
+  std::vector<char*> argv;
+  for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  const int spawned = posix_spawn(&pid_, setup.python.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(go[0]);
+  close(events[1]);
+  if (spawned != 0) {
+    close(go[1]);
+    close(events[0]);
+    pid_ = -1;
+    throw IoError(fmt::format("engine pytorch: starting {}: {}", setup.python, std::strerror(spawned)));
+  }
+  go_fd_ = go[1];
+  events_ = fdopen(events[0], "r");
+  ready_ = next_event();
+  if (ready_.value("event", "") != "ready") fail(ready_);
+  epochs_ = ready_.value("epochs", int64_t{0});
+}
+
+TorchWorker::~TorchWorker() {
+  if (go_fd_ >= 0) close(go_fd_);
+  if (events_ != nullptr) fclose(events_);
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+int TorchWorker::wait_exit() {
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+nlohmann::json TorchWorker::next_event() {
+  char* line = nullptr;
+  size_t capacity = 0;
+  const ssize_t length = getline(&line, &capacity, events_);
+  const std::string text = length > 0 ? std::string(line, static_cast<size_t>(length)) : std::string();
+  free(line);
+  if (length <= 0) {
+    const int status = wait_exit();
+    throw IoError(fmt::format("engine pytorch: the worker ended (exit status {}) without saying why; its own output "
+                              "above says more",
+                              status));
+  }
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    throw IoError(fmt::format("engine pytorch: the worker sent a line that is not JSON ({}): {}", error.what(), text));
+  }
+}
+
+void TorchWorker::fail(const nlohmann::json& event) {
+  if (event.value("event", "") != "error") {
+    throw IoError(fmt::format("engine pytorch: the worker sent '{}' where it was not expected", event.dump()));
+  }
+  std::string message = "engine pytorch: " + event.value("message", std::string("(no message)"));
+  const std::string kind = event.value("kind", "");
+  const int status = wait_exit();
+  // No torch where the worker runs is an installation to make, as a bad key is an edit.
+  if (kind == "environment" && message.find("python3-torch") == std::string::npos) {
+    message += " (install the Debian package python3-torch: scripts/install-deps.sh does)";
+  }
+  if (kind == "input" || kind == "environment" || status == 2) throw InputError(message);
+  throw IoError(message);
+}
+
+EpochResult TorchWorker::run_epoch(const RunClock& clock) {
+  if (write(go_fd_, "go\n", 3) != 3) throw IoError(fmt::format("engine pytorch: the worker's stdin: {}", std::strerror(errno)));
+  EpochResult result;
+  double loss_sum = 0.0;
+  int64_t correct = 0;
+  for (;;) {
+    const nlohmann::json event = next_event();
+    const std::string kind = event.value("event", "");
+    if (kind == "step") {
+      StepTimes step;
+      step[Phase::Load] = number(event, "load");
+      step[Phase::Forward] = number(event, "forward");
+      step[Phase::Backward] = number(event, "backward");
+      step[Phase::Comm] = number(event, "comm");
+      step[Phase::Update] = number(event, "update");
+      step[Phase::Other] = number(event, "other");
+      step.total = number(event, "total");
+      result.steps.push_back(step);
+      result.sync_total.comm += step[Phase::Comm];
+      result.sync_total.comm_total += number(event, "comm_total");
+      result.sync_total.update += step[Phase::Update];
+      const int64_t images = event.at("images").get<int64_t>();
+      result.images += images;
+      loss_sum += number(event, "loss") * static_cast<double>(images);
+      correct += event.at("correct").get<int64_t>();
+      continue;
+    }
+    if (kind != "epoch") fail(event);
+    result.epoch = event.at("epoch").get<int64_t>();
+    result.phases = summarize_steps(result.steps);
+    result.phases.epoch = result.epoch;
+    result.sync_total.hidden = result.sync_total.comm_total - result.sync_total.comm;
+    result.sync_total.transfer = result.sync_total.comm_total;
+    for (const StepTimes& step : result.steps) result.train_seconds += step.total;
+    result.images_per_second = result.train_seconds > 0 ? static_cast<double>(result.images) / result.train_seconds : 0;
+    if (result.images > 0) {
+      result.train = {loss_sum / static_cast<double>(result.images),
+                      static_cast<double>(correct) / static_cast<double>(result.images), result.images};
+    }
+    result.test = {number(event, "test_loss"), number(event, "test_accuracy"), event.at("test_samples").get<int64_t>()};
+    result.start_unix_seconds = number(event, "start_unix_s");
+    result.steps_end_unix_seconds = number(event, "steps_end_unix_s");
+    result.end_unix_seconds = number(event, "end_unix_s");
+    result.span_seconds = result.end_unix_seconds - result.start_unix_seconds;
+    result.evaluation_seconds = result.end_unix_seconds - result.steps_end_unix_seconds;
+    result.between_seconds = std::max(0.0, result.span_seconds - result.train_seconds - result.evaluation_seconds);
+    result.wall_seconds = result.end_unix_seconds - clock.start_unix_seconds;
+    return result;
+  }
+}
+
+std::string TorchWorker::finish() {
+  close(go_fd_);
+  go_fd_ = -1;
+  const nlohmann::json done = next_event();
+  if (done.value("event", "") != "done") fail(done);
+  if (const int status = wait_exit(); status != 0) {
+    throw IoError(fmt::format("engine pytorch: the worker exited with status {} after it was done", status));
+  }
+  return done.value("weights_checksum", std::string());
+}
+
+}  // namespace dtbench

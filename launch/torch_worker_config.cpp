@@ -1,0 +1,89 @@
+#include "launch/torch_worker_config.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+
+namespace dtbench {
+
+namespace {
+
+std::string interface_address(const std::string& iface) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) throw IoError(fmt::format("getifaddrs: {}", std::strerror(errno)));
+  std::string found;
+  for (const ifaddrs* a = list; a != nullptr && found.empty(); a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET || (a->ifa_flags & IFF_UP) == 0) continue;
+    if (iface.empty() ? (a->ifa_flags & IFF_LOOPBACK) != 0 : iface != a->ifa_name) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof(text));
+    found = text;
+  }
+  freeifaddrs(list);
+  if (found.empty()) {
+    throw IoError(iface.empty() ? std::string("no network interface up with an IPv4 address for DDP's rendezvous")
+                                : fmt::format("comm.iface {}: no IPv4 address on it for DDP's rendezvous", iface));
+  }
+  return found;
+}
+
+int free_port(const std::string& address) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in where{};
+  where.sin_family = AF_INET;
+  inet_pton(AF_INET, address.c_str(), &where.sin_addr);
+  socklen_t length = sizeof(where);
+  const bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&where), sizeof(where)) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&where), &length) == 0;
+  const int error = errno;
+  if (fd >= 0) close(fd);
+  if (!ok) throw IoError(fmt::format("a free port on {} for DDP's rendezvous: {}", address, std::strerror(error)));
+  return ntohs(where.sin_port);
+}
+
+}  // namespace
+
+nlohmann::json torch_worker_config(const Blueprint& bp, const Model& model, int rank, int world, int threads,
+                                   const std::string& init_method, const std::string& save_weights_path) {
+  const OptimizerConfig& o = bp.optimizer;
+  return {{"model", bp.model},
+          {"input", model.sample_input_shape()},
+          {"classes", model.classes()},
+          {"batch", bp.batch},
+          {"epochs", bp.epochs},
+          {"max_steps", bp.steps},
+          {"optimizer",
+           {{"name", o.name}, {"lr", o.learning_rate}, {"momentum", o.momentum}, {"weight_decay", o.weight_decay},
+            {"nesterov", o.nesterov}, {"beta1", o.beta1}, {"beta2", o.beta2}, {"epsilon", o.epsilon}}},
+          {"threads", threads},
+          {"seed", bp.seed},
+          {"data",
+           {{"format", bp.data.format}, {"path", bp.data.path}, {"resize", bp.data.resize},
+            {"augment", bp.data.augment}}},
+          {"eval_max_samples", bp.eval_max_samples},
+          {"rank", rank},
+          {"world", world},
+          {"transport", bp.transport},
+          {"bucket_mb", bp.comm.bucket_mb},
+          {"init_method", init_method},
+          {"timeout_s", bp.comm.timeout_s},
+          {"save_weights_path", save_weights_path},
+          {"trace_steps", bp.trace_steps}};
+}
+
+std::string ddp_rendezvous(const std::string& iface, bool every_worker_here) {
+  const std::string address = every_worker_here && iface.empty() ? "127.0.0.1" : interface_address(iface);
+  return fmt::format("tcp://{}:{}", address, free_port(address));
+}
+
+}  // namespace dtbench

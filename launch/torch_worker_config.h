@@ -1,0 +1,22 @@
+#pragma once
+// What `dtbench train` tells a PyTorch worker (engine: pytorch; core/pytorch/torch_worker.h):
+// the blueprint as pytorch/README.md's config.json, and where DDP's process group meets.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/models/model.h"
+#include "launch/blueprint/blueprint.h"
+
+namespace dtbench {
+
+// config.json for worker `rank` of `world` (the data's normalisation is added by TorchWorker).
+nlohmann::json torch_worker_config(const Blueprint& bp, const Model& model, int rank, int world, int threads,
+                                   const std::string& init_method, const std::string& save_weights_path);
+
+// "tcp://ADDRESS:PORT" for DDP's rendezvous at this host (rank 0's): loopback when every worker is
+// here, else the address of `iface` (comm.iface) or of the first interface up that is not loopback;
+// the port is one the kernel hands out free now.
+std::string ddp_rendezvous(const std::string& iface, bool every_worker_here);
+
+}  // namespace dtbench

@@ -1,0 +1,114 @@
+// The PyTorch engine (engine: pytorch) through dtbench's own launcher and run directory: from the
+// same initial weights and batches it trains as dtbench's engine does (the tolerances are
+// pytorch/README.md's: 1e-4 on every weight after a step, 1 % on the loss), two workers under
+// mpirun with ddp end with identical weights, and what the engine cannot do is a clear exit 2.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "support/cli_helpers.h"
+
+namespace dtbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+using testing::dtbench;
+using testing::Outcome;
+using testing::read_json;
+using testing::read_weights;
+
+bool torch_installed() { return testing::shell("/usr/bin/python3 -c 'import torch'").exit_code == 0; }
+
+class CliPytorch : public testing::MpirunTest {
+ protected:
+  void SetUp() override {
+    MpirunTest::SetUp();
+    if (!torch_installed()) GTEST_SKIP() << "python3-torch is not installed (scripts/install-deps.sh installs it)";
+  }
+  std::string lenet(const fs::path& data, int steps) const {
+    return " --set model=lenet5 --set dataset.path=" + data.string() + " --set steps=" + std::to_string(steps) +
+           " --set batch=64 --set threads=1 --set seed=3 --set optimizer.lr=0.02 --set optimizer.momentum=0.9" +
+           " --set save_weights=true";
+  }
+};
+
+double largest_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0.0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) worst = std::max(worst, std::abs(double(a[i]) - b[i]));
+  return worst;
+}
+
+TEST_F(CliPytorch, BothEnginesTrainTheSameWeightsFromTheSameStart) {
+  const fs::path data = synth("idx", 2560, 256);
+  for (const int steps : {1, 20}) {
+    const fs::path runs = root_ / ("steps-" + std::to_string(steps));
+    const Outcome ours = dtbench("train" + lenet(data, steps) + " --set output=" + (runs / "dtbench").string());
+    ASSERT_EQ(ours.exit_code, 0) << ours.output;
+    const Outcome torch = dtbench("train" + lenet(data, steps) + " --set engine=pytorch --set output=" +
+                                  (runs / "pytorch").string());
+    ASSERT_EQ(torch.exit_code, 0) << torch.output;
+    const fs::path a = testing::only_child(runs / "dtbench"), b = testing::only_child(runs / "pytorch");
+    const double worst = largest_difference(read_weights(a / "weights.bin"), read_weights(b / "weights.bin"));
+    EXPECT_LT(worst, steps == 1 ? 1e-4 : 1e-3) << "after " << steps << " step(s)";
+    const auto theirs = read_json(b / "report.json");
+    EXPECT_EQ(theirs["status"], "complete");
+    EXPECT_EQ(theirs["provenance"]["engine"]["name"], "pytorch");
+    const auto& epoch = theirs["epochs"].at(0);
+    EXPECT_EQ(epoch["steps"], steps);
+    double phase_sum = 0.0;
+    for (const char* phase : {"load", "forward", "backward", "comm", "update", "other"}) {
+      EXPECT_GE(epoch["phases"][phase]["sum_s"].get<double>(), 0.0) << phase;
+      phase_sum += epoch["phases"][phase]["sum_s"].get<double>();
+    }
+    EXPECT_NEAR(phase_sum, epoch["phases"]["step"]["sum_s"].get<double>(), 1e-6);
+    const double loss = read_json(a / "report.json")["epochs"].at(0)["train_loss"].get<double>();
+    EXPECT_NEAR(epoch["train_loss"].get<double>() / loss, 1.0, 0.01) << "the mean loss of " << steps << " step(s)";
+  }
+}
+
+TEST_F(CliPytorch, TwoDdpWorkersUnderMpirunEndWithIdenticalWeights) {
+  const fs::path data = synth("idx", 2560, 256);
+  const Outcome r = testing::shell(testing::mpirun(2) + " train" + lenet(data, 10) +
+                                   " --set engine=pytorch --set transport=ddp --set comm.bucket_mb=0.05 --set output=" +
+                                   (root_ / "runs").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const fs::path run = testing::only_child(root_ / "runs");
+  const auto first = read_json(run / "worker-0.json"), second = read_json(run / "worker-1.json");
+  const std::string checksum = first["provenance"]["engine"]["weights_checksum"].get<std::string>();
+  EXPECT_FALSE(checksum.empty());
+  EXPECT_EQ(second["provenance"]["engine"]["weights_checksum"], checksum);
+  const auto report = read_json(run / "report.json");
+  EXPECT_EQ(report["transport"], "ddp");
+  EXPECT_EQ(report["workers"]["per_worker"].size(), 2u);
+  // DDP reduced every step's gradient: the comm it could not hide is part of each step, and all of
+  // it (comm_total) at least that.
+  const auto& split = report["epochs"].at(0)["comm_split"];
+  EXPECT_GT(split["comm_total_s"].get<double>(), 0.0) << split;
+  EXPECT_GE(split["comm_total_s"].get<double>(), report["epochs"].at(0)["phases"]["comm"]["sum_s"].get<double>());
+}
+
+TEST_F(CliPytorch, WithoutTorchOrWithATransportItLacksTheEngineSaysWhatIsMissing) {
+  const fs::path data = synth("idx", 640, 64);
+  // A python that cannot import torch: Debian's dist-packages are not on its path without `site`.
+  const fs::path python = root_ / "python-without-torch";
+  std::ofstream(python) << "#!/bin/sh\nexec /usr/bin/python3 -S \"$@\"\n";
+  fs::permissions(python, fs::perms::owner_all);
+  const Outcome missing = testing::shell("DTBENCH_PYTHON=" + python.string() + " " + DTBENCH_BINARY + " train" +
+                                         lenet(data, 2) + " --set engine=pytorch --set output=" +
+                                         (root_ / "runs").string());
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("python3-torch"), std::string::npos) << missing.output;
+  const Outcome ring = dtbench("train" + lenet(data, 2) + " --set engine=pytorch --set transport=ring");
+  EXPECT_EQ(ring.exit_code, 2) << ring.output;
+  EXPECT_NE(ring.output.find("none, ddp"), std::string::npos) << ring.output;
+  const Outcome ddp = dtbench("train" + lenet(data, 2) + " --set transport=ddp");
+  EXPECT_EQ(ddp.exit_code, 2) << ddp.output;
+  EXPECT_NE(ddp.output.find("engine: pytorch"), std::string::npos) << ddp.output;
+}
+
+}  // namespace
+}  // namespace dtbench
