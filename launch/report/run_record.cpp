@@ -18,6 +18,17 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// provenance.engine.name, when the report has one (reports before the pytorch engine have none).
+const std::string* provenance_engine(const json& report) {
+  const auto provenance = report.find("provenance");
+  if (provenance == report.end() || !provenance->is_object()) return nullptr;
+  const auto engine = provenance->find("engine");
+  if (engine == provenance->end() || !engine->is_object()) return nullptr;
+  const auto name = engine->find("name");
+  return name != engine->end() && name->is_string() ? name->get_ptr<const std::string*>() : nullptr;
+}
+
+
 const json& need(const json& object, std::string_view key, const fs::path& file, std::string_view where) {
   if (!object.is_object() || !object.contains(key)) {
     fail_input("{}: not a dtbench report: missing key '{}{}'", file.string(), where, key);
@@ -170,6 +181,7 @@ RunRecord read_run(const fs::path& run_dir) {
   run.status = status.get<std::string>();
   run.error = report.value("error", std::string());
   run.transport = report.value("transport", std::string("none"));
+  if (const auto* engine = provenance_engine(report); engine != nullptr) run.engine = *engine;
   run.world = report.value("world", 1);
   run.epochs = epoch_records(report, run.path);
   run.context = run_context(report);

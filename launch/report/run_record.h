@@ -54,6 +54,7 @@ struct RunRecord {
   std::filesystem::path path;  // the report.json read
   std::string name;            // the run directory's name
   std::string status, error, transport;
+  std::string engine = "dtbench";  // who trained: dtbench | pytorch (provenance.engine.name)
   int world = 1;
   double wall_seconds = 0.0;       // the run's time: first worker's start to last worker's end
   double images_per_second = 0.0;  // all workers together, by run_span.h's rule

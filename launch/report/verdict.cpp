@@ -197,7 +197,9 @@ void add_cautions(Verdict& v, const std::vector<Group>& groups) {
 }  // namespace
 
 std::string configuration_label(const RunRecord& run) {
-  std::string label = fmt::format("{} x{}", run.transport, run.world);
+  // Another engine says so: "pytorch ddp x3" beside "ring x3".
+  const std::string engine = run.engine == "dtbench" ? "" : run.engine + " ";
+  std::string label = fmt::format("{}{} x{}", engine, run.transport, run.world);
   if (run.context.has_straggler()) label += fmt::format(" +{:g}ms straggler", run.context.straggler_delay_ms);
   return label;
 }

@@ -89,6 +89,10 @@ TEST_F(CliPytorch, TwoDdpWorkersUnderMpirunEndWithIdenticalWeights) {
   const auto& split = report["epochs"].at(0)["comm_split"];
   EXPECT_GT(split["comm_total_s"].get<double>(), 0.0) << split;
   EXPECT_GE(split["comm_total_s"].get<double>(), report["epochs"].at(0)["phases"]["comm"]["sum_s"].get<double>());
+  // `dtbench report` names the engine where it is not dtbench's.
+  const Outcome shown = dtbench("report " + run.string());
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_NE(shown.output.find("pytorch ddp x2"), std::string::npos) << shown.output;
 }
 
 TEST_F(CliPytorch, WithoutTorchOrWithATransportItLacksTheEngineSaysWhatIsMissing) {
