@@ -372,6 +372,7 @@ void run_torch_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary&
                      .world = world,
                      .seed = bp.seed,
                      .epochs = bp.epochs});
+  sampler.count_as_own(torch.pid());
   summary.provenance.engine = {{"name", "pytorch"}, {"torch", torch.ready().value("torch", "")}};
   if (world > 1) worker.channel->barrier();
   reports.training_started();

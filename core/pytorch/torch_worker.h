@@ -49,6 +49,7 @@ class TorchWorker {
   TorchWorker(const TorchWorker&) = delete;
   TorchWorker& operator=(const TorchWorker&) = delete;
 
+  pid_t pid() const { return pid_; }          // the worker process, while it runs
   int64_t epochs() const { return epochs_; }  // that will run (steps may end the run early)
   const nlohmann::json& ready() const { return ready_; }
   // One epoch: "go", then the worker's steps until its epoch event. `clock` is the run's.

@@ -60,6 +60,17 @@ std::optional<uint64_t> parse_process_cpu_ticks(std::string_view proc_self_stat)
   return *utime + *stime;
 }
 
+// cutime and cstime, fields 16 and 17: the CPU time of the children this process has waited for.
+std::optional<uint64_t> parse_children_cpu_ticks(std::string_view proc_self_stat) {
+  const size_t close = proc_self_stat.rfind(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  const auto words = split_words(proc_self_stat.substr(close + 1));
+  if (words.size() < 15) return std::nullopt;
+  const auto cutime = to_u64(words[13]), cstime = to_u64(words[14]);
+  if (!cutime || !cstime) return std::nullopt;
+  return *cutime + *cstime;
+}
+
 // starttime is field 22 (1-based), the 20th after the ')'.
 std::optional<uint64_t> parse_process_start_ticks(std::string_view proc_self_stat) {
   const size_t close = proc_self_stat.rfind(')');

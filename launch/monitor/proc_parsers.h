@@ -16,6 +16,8 @@ struct CoreTicks {
 };
 
 std::optional<uint64_t> parse_process_cpu_ticks(std::string_view proc_self_stat);  // utime + stime
+// The CPU ticks of the children the process has waited for (cutime + cstime).
+std::optional<uint64_t> parse_children_cpu_ticks(std::string_view proc_self_stat);
 std::vector<CoreTicks> parse_core_ticks(std::string_view proc_stat);                // cpu0, cpu1, ...
 std::optional<int64_t> parse_status_bytes(std::string_view proc_self_status, std::string_view key);  // "VmRSS"
 

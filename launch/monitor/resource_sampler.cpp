@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
 
 namespace dtbench {
 
@@ -44,11 +47,22 @@ void ResourceSampler::stop() {
 ResourceSampler::Reading ResourceSampler::read_now() const {
   Reading reading;
   reading.time = Clock::now();
-  reading.process_ticks = parse_process_cpu_ticks(read_proc_text("/proc/self/stat"));
+  const std::string stat = read_proc_text("/proc/self/stat");
+  reading.process_ticks = parse_process_cpu_ticks(stat);
   reading.cores = parse_core_ticks(read_proc_text("/proc/stat"));
   const std::string status = read_proc_text("/proc/self/status");
   reading.rss_bytes = parse_status_bytes(status, "VmRSS");
   reading.peak_rss_bytes = parse_status_bytes(status, "VmHWM");
+  if (const pid_t helper = helper_pid_.load(); helper > 0 && reading.process_ticks) {
+    // The helper's CPU time while it runs; once it has ended and been waited for, the kernel counts
+    // it among this process's children's, so the sum goes on without a jump.
+    const std::string proc = fmt::format("/proc/{}/", helper);
+    *reading.process_ticks += parse_children_cpu_ticks(stat).value_or(0) +
+                              parse_process_cpu_ticks(read_proc_text((proc + "stat").c_str())).value_or(0);
+    if (reading.rss_bytes) {
+      *reading.rss_bytes += parse_status_bytes(read_proc_text((proc + "status").c_str()), "VmRSS").value_or(0);
+    }
+  }
   reading.gpus = gpu_.read();
   return reading;
 }

@@ -14,6 +14,9 @@
 // The series is kept in memory for a chart: at most max_samples points; when full, every other
 // point is dropped and from then on only every second sample is kept (and so on, doubling), so a
 // long run keeps an even, coarser series. Means and maxima cover every sample, not just those kept.
+#include <sys/types.h>
+
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -48,6 +51,11 @@ class ResourceSampler {
   // thread; returns at once, without waiting out the interval. Called by the destructor; idempotent.
   void stop();
 
+  // A process whose CPU time and memory count as this worker's own: the PyTorch engine's worker
+  // (core/pytorch/torch_worker.h), which trains in this process's place — else its cores would
+  // read as another program keeping the machine busy.
+  void count_as_own(pid_t pid) { helper_pid_ = pid; }
+
   // Adds to the bytes the transport sent and received (payload as the transport counts it).
   void add_transport_bytes(int64_t sent, int64_t received);
 
@@ -77,6 +85,8 @@ class ResourceSampler {
   const std::chrono::steady_clock::time_point start_;
   const double ticks_per_second_;
   const GpuSampler gpu_;
+
+  std::atomic<pid_t> helper_pid_{0};
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <thread>
@@ -26,6 +28,9 @@ TEST(ResourceSampler, ParsesProcText) {
   EXPECT_FALSE(parse_process_cpu_ticks("1234 (x) R 1 2").has_value());
   EXPECT_EQ(parse_process_start_ticks(stat), 99u);  // field 22: starttime
   EXPECT_FALSE(parse_process_start_ticks("1234 (x) R 1 2").has_value());
+  // cutime 7, cstime 5: the children this process has waited for.
+  EXPECT_EQ(parse_children_cpu_ticks("1 (a) R 1 1 1 0 -1 0 0 0 0 0 250 50 7 5 20 0 3 0 99"), 12u);
+  EXPECT_FALSE(parse_children_cpu_ticks("1234 (x) R 1 2").has_value());
   // This process: started before this line, and not long ago (to the 0.01 s of /proc).
   const auto age = process_age_seconds();
   ASSERT_TRUE(age.has_value());
@@ -88,6 +93,27 @@ TEST(ResourceSampler, SeesABusyLoopAndStopsAtOnce) {
   EXPECT_EQ(summary["transport_bytes"]["received"], 0);
   EXPECT_TRUE(summary["gpu"].contains("available"));
   sampler.reset();  // a second stop, from the destructor, is harmless
+}
+
+// A helper process that trains in this one's place (the PyTorch engine's worker) counts as this
+// process: its CPU while it runs, and after it has ended and been waited for, without a jump. This
+// process itself only sleeps, so all the CPU seen is the helper's half second of spinning.
+TEST(ResourceSampler, AHelperProcessCountsAsThisOnesOwn) {
+  ResourceSampler sampler(ResourceSamplerOptions{.interval = 50ms, .nvml_library = kNoNvml});
+  const pid_t helper = fork();
+  ASSERT_GE(helper, 0);
+  if (helper == 0) {
+    const auto end = std::chrono::steady_clock::now() + 500ms;
+    volatile uint64_t spin = 0;
+    while (std::chrono::steady_clock::now() < end) spin = spin + 1;
+    _exit(0);
+  }
+  sampler.count_as_own(helper);
+  waitpid(helper, nullptr, 0);
+  std::this_thread::sleep_for(200ms);
+  sampler.stop();
+  const auto summary = sampler.summary();
+  EXPECT_GT(summary["cpu_percent"]["max"].get<double>(), 60.0) << summary["series"];
 }
 
 // A quiet first interval, then a busy final window too short to set the maximum: it must not be
