@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Side-by-side training-step time of dtbench and PyTorch (a benchmark, not a test).
 #
-#   scripts/compare_step.sh [--batch B] [--threads T] [--steps S] [--warmup W] [--device cpu|cuda] [MODEL ...]
+#   scripts/compare_step.sh [--batch B] [--threads T] [--steps S] [--warmup W] [--device cpu|cuda]
+#                           [--input CxHxW] [MODEL ...]
 #
 # For each model (default: mlp lenet5 resnet18) runs `dtbench bench step` and
 # scripts/torch_step_bench.py, one model per process (so that peak RSS is that model's own),
 # alternating between the two, and prints step ms of each, the ratio torch/dtbench (>1: dtbench
 # is faster) and each peak RSS. Defaults: batch 64, threads = nproc, 20 timed steps after 3
-# warm-up, device cpu (cuda: both on the first GPU). DTBENCH names the dtbench binary (default
-# build/dtbench); TORCH_PYTHON the interpreter with torch (default /usr/bin/python3, Debian's
-# python3-torch).
+# warm-up, device cpu (cuda: both on the first GPU), each model's own input (`dtbench models`;
+# --input 3x32x32 gives every model that shape, e.g. LeNet-5 on CIFAR). DTBENCH names the dtbench
+# binary (default build/dtbench); TORCH_PYTHON the interpreter with torch (default
+# /usr/bin/python3, Debian's python3-torch).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,9 +22,10 @@ threads="$(nproc)"
 steps=20
 warmup=3
 device=cpu
+input=""
 models=()
 
-usage() { sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -31,6 +34,7 @@ while [[ $# -gt 0 ]]; do
     --steps) steps="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
     --device) device="$2"; shift 2 ;;
+    --input) input="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     -*) echo "compare_step.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
     *) models+=("$1"); shift ;;
@@ -45,12 +49,13 @@ done
 # The row of MODEL in a bench table: "step_ms peak_mib" (columns 6 and 8).
 row() { awk -v m="$1" '$1 == m { print $6, $8; found = 1 } END { exit !found }'; }
 
-echo "batch $batch, $threads threads, device $device, median of $steps steps after $warmup warm-up"
+echo "batch $batch, $threads threads, device $device, input ${input:-as listed by dtbench models}, median of $steps steps after $warmup warm-up"
 printf '%-10s %16s %14s %12s %14s %12s\n' model "dtbench step ms" "torch step ms" "torch/dtb" \
   "dtbench MiB" "torch MiB"
 for model in "${models[@]}"; do
   common=(--model "$model" --batch "$batch" --threads "$threads" --steps "$steps" --warmup "$warmup"
           --device "$device")
+  [[ -z "$input" ]] || common+=(--input "$input")
   d_out="$("$dtbench" bench step "${common[@]}")" ||
     { echo "compare_step.sh: dtbench failed on $model" >&2; exit 1; }
   t_out="$("$python" "$root/scripts/torch_step_bench.py" "${common[@]}")" ||
