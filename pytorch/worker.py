@@ -66,6 +66,26 @@ def keep_freed_memory() -> None:
 
 keep_freed_memory()
 
+
+def end_with_dtbench() -> None:
+    """The worker ends when the dtbench process that started it does, however that one ended
+    (mpirun's SIGKILL after its grace period, say): else it would train on, alone, holding a core.
+    If dtbench is already gone, end now."""
+    try:
+        import ctypes
+        import signal
+
+        parent = os.getppid()
+        pr_set_pdeathsig = 1  # linux/prctl.h
+        ctypes.CDLL("libc.so.6").prctl(pr_set_pdeathsig, signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass  # not Linux/glibc: the closed stdin ends it at the next epoch instead
+
+
+end_with_dtbench()
+
 try:
     import numpy as np
     import torch
