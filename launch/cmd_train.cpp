@@ -360,18 +360,8 @@ void run_torch_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary&
     const bool every_worker_here = worker.mpi && worker.mpi->local_world() == world;
     init_method = worker.channel->broadcast(rank == 0 ? ddp_rendezvous(bp.comm.iface, every_worker_here) : "");
   }
-  const auto weights = bp.save_weights && rank == 0 ? reports.run().path() / "weights.bin" : std::filesystem::path();
-  TorchWorker torch({.config = torch_worker_config(bp, *s.model, rank, world, blas::threads(), init_method,
-                                                   weights.string()),
-                     .input_dir = reports.run().path() / fmt::format("pytorch-{}", rank),
-                     .worker_script = torch_worker_script(),
-                     .python = torch_python(),
-                     .model = s.model.get(),
-                     .train = s.data.train.get(),
-                     .rank = rank,
-                     .world = world,
-                     .seed = bp.seed,
-                     .epochs = bp.epochs});
+  TorchWorker torch(torch_worker_setup(bp, *s.model, *s.data.train, rank, world, blas::threads(), init_method,
+                                       reports.run().path()));
   sampler.count_as_own(torch.pid());
   summary.provenance.engine = {{"name", "pytorch"}, {"torch", torch.ready().value("torch", "")}};
   if (world > 1) worker.channel->barrier();
@@ -379,7 +369,15 @@ void run_torch_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary&
   summary.startup_seconds = program_age_seconds();
   const RunClock clock{std::chrono::steady_clock::now(),
                        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()};
-  for (int64_t e = 0; e < torch.epochs(); ++e) record_epoch(torch.run_epoch(clock), worker, summary, reports, sampler);
+  std::optional<TraceWriter> trace;
+  if (bp.trace_steps > 0) {
+    trace.emplace(reports.run().path() / fmt::format("trace-{}.json", rank),
+                  TraceOptions{.rank = rank, .steps_per_epoch = bp.trace_steps}, clock.start);
+  }
+  for (int64_t e = 0; e < torch.epochs(); ++e) {
+    record_epoch(torch.run_epoch(clock, trace ? &*trace : nullptr), worker, summary, reports, sampler);
+  }
+  if (trace) trace->finish();
   summary.provenance.engine["weights_checksum"] = torch.finish();
 }
 

@@ -81,6 +81,22 @@ nlohmann::json torch_worker_config(const Blueprint& bp, const Model& model, int 
           {"trace_steps", bp.trace_steps}};
 }
 
+TorchWorkerSetup torch_worker_setup(const Blueprint& bp, const Model& model, const Dataset& train, int rank,
+                                    int world, int threads, const std::string& init_method,
+                                    const std::filesystem::path& run_dir) {
+  const auto weights = bp.save_weights && rank == 0 ? run_dir / "weights.bin" : std::filesystem::path();
+  return {.config = torch_worker_config(bp, model, rank, world, threads, init_method, weights.string()),
+          .input_dir = run_dir / fmt::format("pytorch-{}", rank),
+          .worker_script = torch_worker_script(),
+          .python = torch_python(),
+          .model = &model,
+          .train = &train,
+          .rank = rank,
+          .world = world,
+          .seed = bp.seed,
+          .epochs = bp.epochs};
+}
+
 std::string ddp_rendezvous(const std::string& iface, bool every_worker_here) {
   const std::string address = every_worker_here && iface.empty() ? "127.0.0.1" : interface_address(iface);
   return fmt::format("tcp://{}:{}", address, free_port(address));

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/models/model.h"
+#include "core/pytorch/torch_worker.h"
 #include "launch/blueprint/blueprint.h"
 
 namespace dtbench {
@@ -13,6 +14,13 @@ namespace dtbench {
 // config.json for worker `rank` of `world` (the data's normalisation is added by TorchWorker).
 nlohmann::json torch_worker_config(const Blueprint& bp, const Model& model, int rank, int world, int threads,
                                    const std::string& init_method, const std::string& save_weights_path);
+
+// Worker `rank`'s PyTorch process in run directory `run_dir`: its input folder pytorch-<rank>,
+// the interpreter and worker found as torch_worker.h says, rank 0 saving the final weights when the
+// blueprint asks.
+TorchWorkerSetup torch_worker_setup(const Blueprint& bp, const Model& model, const Dataset& train, int rank,
+                                    int world, int threads, const std::string& init_method,
+                                    const std::filesystem::path& run_dir);
 
 // "tcp://ADDRESS:PORT" for DDP's rendezvous at this host (rank 0's): loopback when every worker is
 // here, else the address of `iface` (comm.iface) or of the first interface up that is not loopback;

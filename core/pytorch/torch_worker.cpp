@@ -53,6 +53,26 @@ void write_input(const TorchWorkerSetup& s) {
 
 double number(const nlohmann::json& event, const char* key) { return event.at(key).get<double>(); }
 
+// The step on the run's steady clock, from the worker's wall-clock start and its phases in the
+// order it took them: the gap after the previous step (other), load, forward, backward, then the
+// exposed comm and the update.
+TraceStep trace_step(const nlohmann::json& event, const StepTimes& step, const RunClock& clock) {
+  using Seconds = std::chrono::duration<double>;
+  const auto at = [&](double seconds) {
+    return clock.start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(Seconds(seconds));
+  };
+  const double start = number(event, "start_unix_s") - clock.start_unix_seconds;
+  TraceStep t;
+  t.load_start = at(start + step[Phase::Other]);
+  t.forward_start = at(start + step[Phase::Other] + step[Phase::Load]);
+  t.backward_start = at(start + step[Phase::Other] + step[Phase::Load] + step[Phase::Forward]);
+  t.sync_start = at(start + step[Phase::Other] + step[Phase::Load] + step[Phase::Forward] + step[Phase::Backward]);
+  t.step_end = at(start + step.total);
+  t.comm_seconds = step[Phase::Comm];
+  t.update_seconds = step[Phase::Update];
+  return t;
+}
+
 }  // namespace
 
 std::string torch_python() {
@@ -79,6 +99,7 @@ TorchWorker::TorchWorker(const TorchWorkerSetup& setup) {
                setup.python);
   }
   write_input(setup);
+  input_dir_ = setup.input_dir;
   int events[2], go[2];
   if (pipe2(events, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) {
     throw IoError(fmt::format("engine pytorch: pipe: {}", std::strerror(errno)));
@@ -160,7 +181,7 @@ void TorchWorker::fail(const nlohmann::json& event) {
   throw IoError(message);
 }
 
-EpochResult TorchWorker::run_epoch(const RunClock& clock) {
+EpochResult TorchWorker::run_epoch(const RunClock& clock, TraceWriter* trace) {
   if (write(go_fd_, "go\n", 3) != 3) throw IoError(fmt::format("engine pytorch: the worker's stdin: {}", std::strerror(errno)));
   EpochResult result;
   double loss_sum = 0.0;
@@ -177,6 +198,13 @@ EpochResult TorchWorker::run_epoch(const RunClock& clock) {
       step[Phase::Update] = number(event, "update");
       step[Phase::Other] = number(event, "other");
       step.total = number(event, "total");
+      if (trace != nullptr) {
+        const auto in_epoch = static_cast<int64_t>(result.steps.size());
+        if (trace->traces(in_epoch)) {
+          trace->record_step(event.at("epoch").get<int64_t>(), in_epoch, event.at("step").get<int64_t>(),
+                             trace_step(event, step, clock));
+        }
+      }
       result.steps.push_back(step);
       result.sync_total.comm += step[Phase::Comm];
       result.sync_total.comm_total += number(event, "comm_total");
@@ -219,6 +247,8 @@ std::string TorchWorker::finish() {
   if (const int status = wait_exit(); status != 0) {
     throw IoError(fmt::format("engine pytorch: the worker exited with status {} after it was done", status));
   }
+  std::error_code ignored;
+  std::filesystem::remove_all(input_dir_, ignored);
   return done.value("weights_checksum", std::string());
 }
 

@@ -18,6 +18,7 @@
 #include "core/data/dataset.h"
 #include "core/data/normalization.h"
 #include "core/models/model.h"
+#include "core/profile/trace_writer.h"
 #include "core/train/trainer.h"
 
 namespace dtbench {
@@ -52,9 +53,11 @@ class TorchWorker {
   pid_t pid() const { return pid_; }          // the worker process, while it runs
   int64_t epochs() const { return epochs_; }  // that will run (steps may end the run early)
   const nlohmann::json& ready() const { return ready_; }
-  // One epoch: "go", then the worker's steps until its epoch event. `clock` is the run's.
-  EpochResult run_epoch(const RunClock& clock);
-  // After the last epoch: the done event and a zero exit. Returns the final weights' checksum.
+  // One epoch: "go", then the worker's steps until its epoch event. `clock` is the run's; the steps
+  // go into `trace` too when given.
+  EpochResult run_epoch(const RunClock& clock, TraceWriter* trace = nullptr);
+  // After the last epoch: the done event and a zero exit. Returns the final weights' checksum. The
+  // input folder goes too (its weights and orders can be large; a failed run leaves it to look at).
   std::string finish();
 
  private:
@@ -62,6 +65,7 @@ class TorchWorker {
   [[noreturn]] void fail(const nlohmann::json& error);
   int wait_exit();
 
+  std::filesystem::path input_dir_;
   pid_t pid_ = -1;
   FILE* events_ = nullptr;  // the worker's events, a JSON object a line
   int go_fd_ = -1;          // its stdin

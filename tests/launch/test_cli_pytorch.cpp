@@ -65,6 +65,11 @@ TEST_F(CliPytorch, BothEnginesTrainTheSameWeightsFromTheSameStart) {
       phase_sum += epoch["phases"][phase]["sum_s"].get<double>();
     }
     EXPECT_NEAR(phase_sum, epoch["phases"]["step"]["sum_s"].get<double>(), 1e-6);
+    EXPECT_FALSE(fs::exists(b / "pytorch-0")) << "the worker's input folder outlived a complete run";
+    // Its timeline, as dtbench's: a span per traced step holding one per phase.
+    const std::string trace = testing::read_text(b / "trace-0.json");
+    EXPECT_NE(trace.find("\"step " + std::to_string(steps - 1) + "\""), std::string::npos) << trace.substr(0, 400);
+    EXPECT_NE(trace.find("\"forward\""), std::string::npos) << trace.substr(0, 400);
     const double loss = read_json(a / "report.json")["epochs"].at(0)["train_loss"].get<double>();
     EXPECT_NEAR(epoch["train_loss"].get<double>() / loss, 1.0, 0.01) << "the mean loss of " << steps << " step(s)";
   }
