@@ -46,7 +46,8 @@ std::string format_cpu_list(const std::vector<int>& cpus) {
   for (size_t i = 0; i < cpus.size();) {
     size_t end = i;
     while (end + 1 < cpus.size() && cpus[end + 1] == cpus[end] + 1) ++end;
-    text += (text.empty() ? "" : ",") + (end == i ? std::to_string(cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[end]));
+    if (!text.empty()) text += ',';
+    text += end == i ? std::to_string(cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[end]);
     i = end + 1;
   }
   return text;
