@@ -24,7 +24,10 @@ constexpr const char* kSetHostName = "hostname \"$0\" && exec \"$@\"";
 // The host's cgroup directories as one shell word ("/sys/fs/cgroup/cpu/dtb-a-h0 ...").
 std::string cgroup_list(const ClusterRecord& r, int host) {
   std::string list;
-  for (const auto& dir : host_cgroup_dirs(r.name, host)) list += (list.empty() ? "" : " ") + dir.string();
+  for (const auto& dir : host_cgroup_dirs(r.name, host)) {
+    if (!list.empty()) list += ' ';
+    list += dir.string();
+  }
   return list;
 }
 
