@@ -45,30 +45,29 @@ void for_each_line(std::string_view text, OnLine on_line) {
   }
 }
 
+// /proc/self/stat: "pid (comm) state ppid ..." where comm may hold spaces and parentheses, so the
+// fields are counted from the last ')': field N (1-based) is word N - 3 after it. The sum of two
+// neighbouring fields, first and first + 1.
+std::optional<uint64_t> stat_field_pair_sum(std::string_view proc_stat, size_t first) {
+  const size_t close = proc_stat.rfind(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  const auto words = split_words(proc_stat.substr(close + 1));
+  if (words.size() < first - 1) return std::nullopt;
+  const auto a = to_u64(words[first - 3]), b = to_u64(words[first - 2]);
+  if (!a || !b) return std::nullopt;
+  return *a + *b;
+}
+
 }  // namespace
 
-// /proc/self/stat: "pid (comm) state ppid ..." where comm may hold spaces and parentheses, so the
-// fields are counted from the last ')'. utime and stime are fields 14 and 15 (1-based), that is
-// the 12th and 13th after the ')'.
+// utime and stime, fields 14 and 15.
 std::optional<uint64_t> parse_process_cpu_ticks(std::string_view proc_self_stat) {
-  const size_t close = proc_self_stat.rfind(')');
-  if (close == std::string_view::npos) return std::nullopt;
-  const auto words = split_words(proc_self_stat.substr(close + 1));
-  if (words.size() < 13) return std::nullopt;
-  const auto utime = to_u64(words[11]), stime = to_u64(words[12]);
-  if (!utime || !stime) return std::nullopt;
-  return *utime + *stime;
+  return stat_field_pair_sum(proc_self_stat, 14);
 }
 
 // cutime and cstime, fields 16 and 17: the CPU time of the children this process has waited for.
 std::optional<uint64_t> parse_children_cpu_ticks(std::string_view proc_self_stat) {
-  const size_t close = proc_self_stat.rfind(')');
-  if (close == std::string_view::npos) return std::nullopt;
-  const auto words = split_words(proc_self_stat.substr(close + 1));
-  if (words.size() < 15) return std::nullopt;
-  const auto cutime = to_u64(words[13]), cstime = to_u64(words[14]);
-  if (!cutime || !cstime) return std::nullopt;
-  return *cutime + *cstime;
+  return stat_field_pair_sum(proc_self_stat, 16);
 }
 
 // starttime is field 22 (1-based), the 20th after the ')'.
