@@ -28,7 +28,24 @@ using testing::Outcome;
 using testing::read_json;
 using testing::shell;
 
-class ParameterServerCli : public testing::MpirunTest {};
+class ParameterServerCli : public testing::MpirunTest {
+ protected:
+  // One async shard on loopback for `workers` workers of `blueprint`, in server_. Returns the
+  // options that send a worker to it (servers, token, output under root_/ps); empty if it did not
+  // start listening.
+  std::string start_async_shard(int workers, const std::string& blueprint) {
+    server_ = std::make_unique<Background>(std::string(DTBENCH_BINARY) +
+                                           " ps --listen 127.0.0.1:0 --shard 0 --shards 1 --workers " +
+                                           std::to_string(workers) + " --mode async --timeout-s 20 --output " +
+                                           (root_ / "servers").string() + blueprint);
+    const std::string address = server_->wait_for(std::regex("listening on (\\S+)"));
+    if (address.empty()) return "";
+    return " --set transport=ps-async --set ps.servers=" + address +
+           " --set ps.auth_token_file=" + (root_ / "servers" / "ps.token").string() +
+           " --set output=" + (root_ / "ps").string();
+  }
+  std::unique_ptr<Background> server_;
+};
 
 TEST_F(ParameterServerCli, TwoShardsAndTwoWorkersMatchTheRing) {
   const fs::path data = synth("idx", 640, 64);
@@ -188,13 +205,8 @@ TEST_F(ParameterServerCli, AsyncThroughputWithAStragglerIsTotalImagesOverTheSpan
   const std::string blueprint = " --set model=mlp --set dataset.path=" + data.string() + " --set steps=" +
                                 std::to_string(kSteps) + " --set epochs=1 --set batch=" + std::to_string(kBatch) +
                                 " --set threads=1 --set straggler.rank=1 --set straggler.delay_ms=20";
-  Background server(std::string(DTBENCH_BINARY) + " ps --listen 127.0.0.1:0 --shard 0 --shards 1 --workers 3" +
-                    " --mode async --timeout-s 20 --output " + (root_ / "servers").string() + blueprint);
-  const std::string address = server.wait_for(std::regex("listening on (\\S+)"));
-  ASSERT_FALSE(address.empty()) << server.output();
-  const std::string ps = " --set transport=ps-async --set ps.servers=" + address +
-                         " --set ps.auth_token_file=" + (root_ / "servers" / "ps.token").string() +
-                         " --set output=" + (root_ / "ps").string();
+  const std::string ps = start_async_shard(kWorkers, blueprint);
+  ASSERT_FALSE(ps.empty()) << server_->output();
   const auto started = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<Background>> workers;
   for (int rank = 0; rank < kWorkers; ++rank) {
@@ -203,7 +215,7 @@ TEST_F(ParameterServerCli, AsyncThroughputWithAStragglerIsTotalImagesOverTheSpan
   }
   for (auto& worker : workers) ASSERT_EQ(worker->finish(), 0) << worker->output();
   const double outside_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  EXPECT_EQ(server.finish(), 0) << server.output();
+  EXPECT_EQ(server_->finish(), 0) << server_->output();
 
   const fs::path run = only_child(root_ / "ps");
   double first_start = 1e300, last_step = -1e300, last_end = -1e300, rates = 0.0;
@@ -246,13 +258,8 @@ TEST_F(ParameterServerCli, AsyncWorkersStartTogetherSoTheRunsRateIsTheWorkersOwn
   const std::string blueprint = " --set model=mlp --set dataset.path=" + data.string() + " --set steps=" +
                                 std::to_string(kSteps) + " --set epochs=1 --set batch=" + std::to_string(kBatch) +
                                 " --set threads=1";
-  Background server(std::string(DTBENCH_BINARY) + " ps --listen 127.0.0.1:0 --shard 0 --shards 1 --workers 2" +
-                    " --mode async --timeout-s 20 --output " + (root_ / "servers").string() + blueprint);
-  const std::string address = server.wait_for(std::regex("listening on (\\S+)"));
-  ASSERT_FALSE(address.empty()) << server.output();
-  const std::string ps = " --set transport=ps-async --set ps.servers=" + address +
-                         " --set ps.auth_token_file=" + (root_ / "servers" / "ps.token").string() +
-                         " --set output=" + (root_ / "ps").string();
+  const std::string ps = start_async_shard(kWorkers, blueprint);
+  ASSERT_FALSE(ps.empty()) << server_->output();
   std::vector<std::unique_ptr<Background>> workers;
   for (int rank = 0; rank < kWorkers; ++rank) {
     const std::string late = rank == 1 ? "sleep 0.6 && exec " : "exec ";
@@ -260,7 +267,7 @@ TEST_F(ParameterServerCli, AsyncWorkersStartTogetherSoTheRunsRateIsTheWorkersOwn
                                                    " --rank " + std::to_string(rank) + " --world 2"));
   }
   for (auto& worker : workers) ASSERT_EQ(worker->finish(), 0) << worker->output();
-  EXPECT_EQ(server.finish(), 0) << server.output();
+  EXPECT_EQ(server_->finish(), 0) << server_->output();
 
   const fs::path run = only_child(root_ / "ps");
   double longest = 0.0, first_start = 1e300, last_start = -1e300;
