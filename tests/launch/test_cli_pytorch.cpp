@@ -111,6 +111,13 @@ TEST_F(CliPytorch, WithoutTorchOrWithATransportItLacksTheEngineSaysWhatIsMissing
                                          (root_ / "runs").string());
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
   EXPECT_NE(missing.output.find("python3-torch"), std::string::npos) << missing.output;
+  // A worker that is not where dtbench looks for it: named, with how to point dtbench at it.
+  const Outcome no_worker = testing::shell("DTBENCH_PYTORCH_DIR=" + (root_ / "nowhere").string() + " " +
+                                           DTBENCH_BINARY + " train" + lenet(data, 2) +
+                                           " --set engine=pytorch --set output=" + (root_ / "runs").string());
+  EXPECT_NE(no_worker.exit_code, 0) << no_worker.output;
+  EXPECT_NE(no_worker.output.find((root_ / "nowhere" / "worker.py").string()), std::string::npos) << no_worker.output;
+  EXPECT_NE(no_worker.output.find("DTBENCH_PYTORCH_DIR"), std::string::npos) << no_worker.output;
   const Outcome ring = dtbench("train" + lenet(data, 2) + " --set engine=pytorch --set transport=ring");
   EXPECT_EQ(ring.exit_code, 2) << ring.output;
   EXPECT_NE(ring.output.find("none, ddp"), std::string::npos) << ring.output;
