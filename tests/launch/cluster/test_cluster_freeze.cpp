@@ -1,6 +1,6 @@
 // A host that hangs mid-run, as root: `cluster freeze` stops every process of the host and
 // silences its link; a ring run and a ps-sync run whose server is on that host end within
-// comm.timeout_s (and mpirun's daemon probes) naming the host, and `cluster down` still removes
+// comm.timeout_s / ps.timeout_s (and mpirun's daemon probes) naming the host or the server, and `cluster down` still removes
 // everything, the frozen processes and the host's cgroups included.
 #include <chrono>
 #include <regex>
@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/util/files.h"
 #include "launch/cluster/host_cgroups.h"
 #include "launch/cluster/naming.h"
 #include "support/cluster_fixture.h"
@@ -23,15 +24,15 @@ constexpr double kTimeout = 5;
 
 class ClusterFreeze : public testing::ClusterTest {
  protected:
-  std::string training(const fs::path& dir, const std::string& transport_settings) {
+  std::string training(const fs::path& dir, const std::string& transport_settings, const fs::path& hostfile) {
     return fmt::format(
-        "timeout --kill-after=10 120 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile "
+        "timeout --kill-after=10 120 {} --mca mca_param_files {}/mca-params.conf --hostfile {} "
         // Stopped ranks get 4 s between SIGTERM and SIGKILL, as a sweep gives them (Open MPI's 1 s
         // can cut the message naming the silent peer short).
         "--mca odls_base_sigkill_timeout 4 -np 2 {} train "
         "--set model=lenet5 --set dataset.format=idx --set dataset.path={} --set threads=1 --set epochs=1000 "
         "--set batch=16 --set comm.timeout_s={} --set output={} {}",
-        MPIEXEC, dir.string(), dir.string(), DTBENCH_BINARY, (root_ / "data").string(), kTimeout,
+        MPIEXEC, dir.string(), hostfile.string(), DTBENCH_BINARY, (root_ / "data").string(), kTimeout,
         (root_ / "runs").string(), transport_settings);
   }
 
@@ -76,7 +77,7 @@ TEST_F(ClusterFreeze, AFrozenHostEndsARingRunNamingItAndDownRemovesItsFrozenProc
   const fs::path dir = up(name, 2, "1gbit");
   synth("idx", 512, 64, "data");
   std::string output;
-  freeze_mid_run(name, training(dir, "--set transport=ring"), output);
+  freeze_mid_run(name, training(dir, "--set transport=ring", dir / "hostfile"), output);
   EXPECT_NE(output.find("rank 1 on " + cluster::host_name(name, 1)), std::string::npos) << output;
   const auto report = testing::read_json(testing::only_child(root_ / "runs") / "report.json");
   EXPECT_EQ(report["status"], "failed");
@@ -107,8 +108,15 @@ TEST_F(ClusterFreeze, AFrozenServerHostEndsAPsSyncRunNamingTheServer) {
       (root_ / "servers").string()));
   const std::string server = shard.wait_for(std::regex(R"(listening on (\S+))"));
   ASSERT_NE(server, "") << shard.output();
+  // Both workers on host 0, so that the frozen host holds the server alone: with a worker beside it,
+  // the freeze can land while worker 0 waits for that worker at an epoch's end, and the run rightly
+  // names the silent rank's host instead of the server.
+  const fs::path hostfile = root_ / "workers-on-host-0";
+  write_file_atomically(hostfile, cluster::host_address(record->slot, 0) + " slots=2\n");
+  const std::string settings =
+      fmt::format("--set transport=ps-sync --set ps.timeout_s={} --set ps.servers={}", kTimeout, server);
   std::string output;
-  freeze_mid_run(name, training(dir, "--set transport=ps-sync --set ps.servers=" + server), output);
+  freeze_mid_run(name, training(dir, settings, hostfile), output);
   EXPECT_NE(output.find("parameter server " + server), std::string::npos) << output;
   expect_down_leaves_nothing(name);
   shard.finish();  // ended by `down`
