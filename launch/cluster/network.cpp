@@ -37,13 +37,19 @@ void ip(const std::vector<std::string>& args) {
   check_command(argv);
 }
 
-// Shapes the egress of `dev` (inside namespace `ns` when given) to `rate`.
+// Shapes the egress of `dev` (inside namespace `ns` when given) to `rate`, as link_shaping says.
 void shape(const std::string& ns, const std::string& dev, const LinkRate& rate) {
-  std::vector<std::string> argv = {"tc"};
-  if (!ns.empty()) argv.insert(argv.end(), {"-n", ns});
-  argv.insert(argv.end(), {"qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate.text, "burst",
-                           std::to_string(tbf_burst_bytes(rate)), "latency", "20ms"});
-  check_command(argv);
+  const LinkShaping shaping = link_shaping(rate);
+  std::vector<std::string> ip_argv = {"ip"}, tc_argv = {"tc"};
+  if (!ns.empty()) {
+    ip_argv.insert(ip_argv.end(), {"-n", ns});
+    tc_argv.insert(tc_argv.end(), {"-n", ns});
+  }
+  ip_argv.insert(ip_argv.end(), {"link", "set", "dev", dev, "gso_max_size", std::to_string(shaping.max_packet_bytes)});
+  check_command(ip_argv);
+  tc_argv.insert(tc_argv.end(), {"qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate.text, "burst",
+                                 std::to_string(shaping.bucket_bytes), "latency", "20ms"});
+  check_command(tc_argv);
 }
 
 // TCP buffers large enough for the shaped rate; sysctls under net.ipv4.tcp_* are per namespace.
@@ -70,15 +76,25 @@ void build_host(const ClusterRecord& r, int host, const LinkRate& rate) {
 
 bool link_exists(const std::string& dev) { return std::filesystem::exists("/sys/class/net/" + dev); }
 
-std::string qdisc(const std::string& ns, const std::string& dev) {
-  std::vector<std::string> argv = {"tc"};
-  if (!ns.empty()) argv.insert(argv.end(), {"-n", ns});
-  argv.insert(argv.end(), {"qdisc", "show", "dev", dev, "root"});
-  const CommandResult result = run_command(argv);
+// What shapes the egress of `dev`, as `cluster status` shows it: the root qdisc and the largest
+// packet the device takes, e.g. "tbf rate 1Gbit burst 31250b lat 20ms, packets <= 15625 B".
+std::string shaping(const std::string& ns, const std::string& dev) {
+  std::vector<std::string> tc_argv = {"tc"}, ip_argv = {"ip"};
+  if (!ns.empty()) {
+    tc_argv.insert(tc_argv.end(), {"-n", ns});
+    ip_argv.insert(ip_argv.end(), {"-n", ns});
+  }
+  tc_argv.insert(tc_argv.end(), {"qdisc", "show", "dev", dev, "root"});
+  ip_argv.insert(ip_argv.end(), {"-d", "link", "show", "dev", dev});
+  const CommandResult result = run_command(tc_argv);
   std::string text = result.exit_code == 0 ? result.output : "?";
-  // "qdisc tbf 8001: root refcnt 2 rate 1Gbit burst 500000b lat 20ms" -> "tbf rate 1Gbit burst 500000b lat 20ms"
+  // "qdisc tbf 8001: root refcnt 2 rate 1Gbit burst 31250b lat 20ms" -> "tbf rate 1Gbit burst 31250b lat 20ms"
   text = std::regex_replace(text, std::regex("qdisc (\\S+) \\S+ root (refcnt \\d+ )?"), "$1 ");
   text.erase(std::remove(text.begin(), text.end(), '\n'), text.end());
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  std::smatch gso;
+  const std::string link = run_command(ip_argv).output;
+  if (std::regex_search(link, gso, std::regex("gso_max_size (\\d+)"))) text += ", packets <= " + gso[1].str() + " B";
   return text;
 }
 
@@ -130,8 +146,11 @@ void require_net_admin(const std::string& what) {
   }
 }
 
-long tbf_burst_bytes(const LinkRate& rate) {
-  return std::max(2 * 65536L, static_cast<long>(rate.bits_per_second / 8 * 0.001));
+LinkShaping link_shaping(const LinkRate& rate) {
+  constexpr long kSmallestPacket = 4096, kVethPacket = 65536;
+  const double bytes_per_ms = rate.bits_per_second / 8 / 1000;
+  const long packet = std::clamp(static_cast<long>(bytes_per_ms / 8), kSmallestPacket, kVethPacket);
+  return {.bucket_bytes = std::max(2 * packet, static_cast<long>(bytes_per_ms / 4)), .max_packet_bytes = packet};
 }
 
 void build_network(const ClusterRecord& r) {
@@ -170,8 +189,8 @@ std::vector<HostStatus> host_status(const ClusterRecord& r) {
     s.veth = host_veth_name(r.name, host);
     s.present = std::filesystem::exists("/run/netns/" + s.namespace_name);
     if (s.present && link_exists(s.veth)) {
-      s.shaping_in = qdisc("", s.veth);
-      s.shaping_out = qdisc(s.namespace_name, kHostInterface);
+      s.shaping_in = shaping("", s.veth);
+      s.shaping_out = shaping(s.namespace_name, kHostInterface);
     }
     hosts.push_back(std::move(s));
   }

@@ -35,15 +35,26 @@ struct HostStatus {
 };
 std::vector<HostStatus> host_status(const ClusterRecord& record);
 
-// tbf's bucket for `rate`: 1 ms of traffic, and at least two of the 64 KiB GSO packets veth hands
-// tbf (a bucket of one keeps a link well below its rate). A real link has no bucket: whatever fits
-// in it after a pause passes at the CPU's speed, so a larger one (it was 4 ms, 500 KB at 1 Gbit)
-// let LeNet-5's 0.25 MB gradient cross a 1 Gbit link in half the link's time. This one costs a
-// long stream about 3 % of the rate (0.92 against 0.95 Gbit/s at 1 Gbit). A second, peak bucket
-// (tbf's peakrate, 1 % above the rate, of one GSO packet) kept an idle 1 Gbit link from bursting —
-// 128 KiB took 0.88-1.17 of its time at the rate instead of 0.29 — but its timer, woken late when
-// the cores are busy, held the link to 0.70 of its rate while both cores computed (0.955 without
-// it), as they do in training: so not used.
-long tbf_burst_bytes(const LinkRate& rate);
+// How a link of `rate` is shaped, each way: tbf, at the rate, with a bucket this small, fed with
+// packets no larger than this (the GSO size of both veth ends).
+//
+// A real link puts every frame on the wire at its rate, however long it was idle; a token bucket
+// lets whatever fits in it after a pause leave at once, and tbf charges a packet after it sends it,
+// so even a bucket of one packet lets that packet through free. The error after idle is therefore
+// the bucket, and the bucket can be no smaller than two packets (one keeps a link well below its
+// rate: a packet held for its tokens loses the time its timer fires late). So both are made small
+// against the messages training sends: packets of at most 1/8 ms of the rate (15.6 KB at 1 Gbit,
+// from veth's 64 KiB; at least 4 KiB), a bucket of 1/4 ms or two packets (31 KB at 1 Gbit).
+// Measured on a 2-core AMD EPYC, 1 Gbit, one TCP connection, message and 1-byte answer after 10 ms
+// idle: 128 KiB in 0.96 of its time at the rate (was 0.32 with 64 KiB packets and a 1 ms bucket),
+// 1 MiB 1.05 (0.95); one stream 0.94-0.96 Gbit/s of payload (0.93 before), also with both cores
+// busy. tbf's peakrate, a second bucket just above the rate, caps a burst the same way but holds
+// the link to 0.70 of its rate while the cores compute, as they do in training. At 10 Gbit and
+// above this machine's CPU, not the bucket, is the limit (2-8 Gbit/s of one stream).
+struct LinkShaping {
+  long bucket_bytes = 0;      // tbf burst
+  long max_packet_bytes = 0;  // gso_max_size of both ends of the host's veth
+};
+LinkShaping link_shaping(const LinkRate& rate);
 
 }  // namespace dtbench::cluster

@@ -19,11 +19,13 @@ bool same_namespace(const std::string& path, const struct stat& own) {
   return stat(path.c_str(), &other) == 0 && other.st_ino == own.st_ino && other.st_dev == own.st_dev;
 }
 
-// "tc tbf rate 1gbit burst 131072 latency 20ms, each way"
+// "tc tbf rate 1gbit burst 31250 latency 20ms, packets <= 15625 B, each way"
 std::string shaping_text(const std::string& link_rate) {
   const LinkRate rate = parse_link_rate(link_rate);
   if (!rate.shaped()) return "none";
-  return fmt::format("tc tbf rate {} burst {} latency 20ms, each way", rate.text, tbf_burst_bytes(rate));
+  const LinkShaping shaping = link_shaping(rate);
+  return fmt::format("tc tbf rate {} burst {} latency 20ms, packets <= {} B, each way", rate.text,
+                     shaping.bucket_bytes, shaping.max_packet_bytes);
 }
 
 }  // namespace

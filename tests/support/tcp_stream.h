@@ -5,10 +5,13 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
@@ -72,6 +75,100 @@ inline StreamResult tcp_stream(const std::string& from_ns, const std::string& to
     }
   }
   close(sender);  // the receiver sees the end of the stream
+  if (!result.connected) shutdown(listener, SHUT_RDWR);
+  receiver.join();
+  close(listener);
+  return result;
+}
+
+namespace detail {
+inline bool send_all(int fd, const char* data, size_t size) {
+  for (ssize_t n = 0; size > 0; data += n, size -= static_cast<size_t>(n)) {
+    if ((n = send(fd, data, size, MSG_NOSIGNAL)) <= 0) return false;
+  }
+  return true;
+}
+inline bool recv_all(int fd, char* data, size_t size) {
+  for (ssize_t n = 0; size > 0; data += n, size -= static_cast<size_t>(n)) {
+    if ((n = recv(fd, data, size, 0)) <= 0) return false;
+  }
+  return true;
+}
+}  // namespace detail
+
+struct MessageTimes {
+  bool connected = false;
+  double after_idle_s = 0;     // median time of a message sent after `idle_s` of silence
+  double back_to_back_s = 0;   // median time of one sent at once after the previous one's answer
+};
+
+// Over one TCP connection (TCP_NODELAY) from a socket in `from_ns` to one in `to_ns`: `rounds`
+// times, waits `idle_s`, sends a message of `size` bytes and waits for the receiver's 1-byte
+// answer, then at once another; gives the median time of each kind. As training sends a gradient
+// after computing; a warm-up of 4 MiB messages first opens the congestion window.
+inline MessageTimes tcp_message_times(const std::string& from_ns, const std::string& to_ns,
+                                      const std::string& to_address, size_t size, double idle_s, int rounds) {
+  MessageTimes result;
+  const int listener = socket_in_namespace(to_ns), sender = socket_in_namespace(from_ns);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  inet_pton(AF_INET, to_address.c_str(), &address.sin_addr);
+  socklen_t length = sizeof(address);
+  const timeval limit{10, 0};
+  const int one = 1;
+  if (listener < 0 || sender < 0 || bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      listen(listener, 1) != 0 || getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    if (listener >= 0) close(listener);
+    if (sender >= 0) close(sender);
+    return result;
+  }
+  setsockopt(listener, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+  setsockopt(sender, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+  setsockopt(sender, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+  setsockopt(sender, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  constexpr size_t kWarmUp = 4 << 20;
+  std::thread receiver([&] {
+    const int peer = accept(listener, nullptr, nullptr);
+    if (peer < 0) return;
+    setsockopt(peer, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+    setsockopt(peer, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    std::vector<char> buffer(std::max(size, kWarmUp));
+    for (uint64_t n = 0; detail::recv_all(peer, reinterpret_cast<char*>(&n), sizeof(n)) && n > 0 && n <= buffer.size();) {
+      if (!detail::recv_all(peer, buffer.data(), n) || !detail::send_all(peer, "x", 1)) break;
+    }
+    close(peer);
+  });
+  result.connected = connect(sender, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  if (result.connected) {
+    const std::vector<char> data(std::max(size, kWarmUp), 'x');
+    const auto message = [&](uint64_t n) {
+      const auto start = std::chrono::steady_clock::now();
+      char answer = 0;
+      if (!detail::send_all(sender, reinterpret_cast<const char*>(&n), sizeof(n)) ||
+          !detail::send_all(sender, data.data(), n) || !detail::recv_all(sender, &answer, 1)) {
+        return -1.0;
+      }
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    for (int i = 0; i < 4; ++i) message(kWarmUp);
+    std::vector<double> idle, back_to_back;
+    for (int round = 0; round < rounds; ++round) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(idle_s));
+      idle.push_back(message(size));
+      back_to_back.push_back(message(size));
+    }
+    const auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    result.connected = std::min(*std::min_element(idle.begin(), idle.end()),
+                                *std::min_element(back_to_back.begin(), back_to_back.end())) >= 0;
+    result.after_idle_s = median(idle);
+    result.back_to_back_s = median(back_to_back);
+    const uint64_t end = 0;
+    detail::send_all(sender, reinterpret_cast<const char*>(&end), sizeof(end));
+  }
+  close(sender);
   if (!result.connected) shutdown(listener, SHUT_RDWR);
   receiver.join();
   close(listener);

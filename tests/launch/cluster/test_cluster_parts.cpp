@@ -54,10 +54,20 @@ TEST(ClusterNaming, LinkRatesParseToBitsPerSecond) {
   for (const char* bad : {"", "fast", "1gbps", "0gbit", "-1gbit", "1 gbit", "gbit"}) {
     EXPECT_THROW(parse_link_rate(bad), InputError) << bad;
   }
-  // tbf's bucket: 1 ms of traffic, at least two 64 KiB packets.
-  EXPECT_EQ(tbf_burst_bytes(parse_link_rate("10gbit")), 1250000);
-  EXPECT_EQ(tbf_burst_bytes(parse_link_rate("1gbit")), 131072);
-  EXPECT_EQ(tbf_burst_bytes(parse_link_rate("10mbit")), 131072);
+}
+
+TEST(ClusterShaping, PacketsOfAnEighthAndABucketOfAQuarterMillisecondAtTheRate) {
+  // Packets of 1/8 ms of traffic, between 4 KiB and veth's 64 KiB; a bucket of 1/4 ms, at least two packets.
+  const auto at = [](const char* rate) { return link_shaping(parse_link_rate(rate)); };
+  EXPECT_EQ(at("1gbit").max_packet_bytes, 15625);
+  EXPECT_EQ(at("1gbit").bucket_bytes, 31250);
+  EXPECT_EQ(at("2.5gbit").max_packet_bytes, 39062);
+  EXPECT_EQ(at("2.5gbit").bucket_bytes, 78125);
+  EXPECT_EQ(at("10gbit").max_packet_bytes, 65536);
+  EXPECT_EQ(at("10gbit").bucket_bytes, 312500);
+  EXPECT_EQ(at("25gbit").bucket_bytes, 781250);
+  EXPECT_EQ(at("100mbit").max_packet_bytes, 4096);
+  EXPECT_EQ(at("100mbit").bucket_bytes, 8192);
 }
 
 TEST(CommandRunner, CollectsOutputAndExitCodeWithoutAShell) {
