@@ -5,8 +5,11 @@ For every run directory OUT/runs/MODEL-TRANSPORT-HOSTS-LINK it predicts the step
 HOSTS workers and LINK from the run's own compute phases and the constants fitted on that cluster
 (OUT/fit/ar-HOSTS-LINK.json, OUT/fit/ps-HOSTS-LINK.json, and OUT/fit/psworld-MODE-HOSTS-LINK.json
 where bench ps ran one process per host against sync and async servers), and compares with the run's measured mean
-step (epochs after the first). Prints one row per run, then the median absolute error and the worst
-case per transport and over all; writes OUT/validation.csv.
+step (epochs after the first). Beside it, where the validation measured other host counts, the
+error held out: the same run predicted from the constants fitted at every other host count alone
+(fit on 2 and 3 hosts, predict 4), as a user predicting a cluster larger than theirs would. Prints
+one row per run, then the median absolute error and the worst case per transport and over all, at
+the measured N and held out; writes OUT/validation.csv.
 
     scripts/validate_predict_compare.py OUT [--dtbench build/dtbench]
 """
@@ -39,13 +42,22 @@ def shared_cores(run: pathlib.Path) -> int:
     return report["provenance"]["cores"] if report.get("network", {}).get("cluster") else 0
 
 
-def predicted_step(dtbench: str, out: pathlib.Path, run: pathlib.Path, m: dict) -> float:
-    hosts, link = m["hosts"], m["link"]
-    files = [out / "fit" / f"{kind}-{hosts}-{link}.json" for kind in ("ar", "ps")]
-    # bench ps one process per host, sync and async servers: optional, older validations lack them
-    spread = [out / "fit" / f"psworld-{mode}-{hosts}-{link}.json" for mode in ("sync", "async")]
-    fits = ",".join(f"{link}:{f}" for f in files + [f for f in spread if f.exists()])
-    target = out / "predict" / run.name
+def fit_host_counts(out: pathlib.Path, link: str) -> list:
+    """The host counts the validation fitted constants at for `link` (fit/ar-HOSTS-LINK.json)."""
+    return sorted(int(f.name.split("-")[1]) for f in (out / "fit").glob(f"ar-*-{link}.json"))
+
+
+def predicted_step(dtbench: str, out: pathlib.Path, run: pathlib.Path, m: dict, fit_hosts: list) -> float:
+    """The run's step predicted at its own N and link from the constants fitted at `fit_hosts` hosts."""
+    link = m["link"]
+    files = []
+    for hosts in fit_hosts:
+        files += [out / "fit" / f"{kind}-{hosts}-{link}.json" for kind in ("ar", "ps")]
+        # bench ps one process per host, sync and async servers: optional, older validations lack them
+        files += [f for f in (out / "fit" / f"psworld-{mode}-{hosts}-{link}.json" for mode in ("sync", "async"))
+                  if f.exists()]
+    fits = ",".join(f"{link}:{f}" for f in files)
+    target = out / "predict" / (run.name + ("" if fit_hosts == [int(m["hosts"])] else "-held-out"))
     subprocess.run([dtbench, "predict", str(run), "--workers", m["hosts"], "--link", m["link"], "--transport",
                     m["transport"], "--fit", fits, "--shared-cores", str(shared_cores(run)), "--out", str(target)],
                    check=True, capture_output=True, text=True)
@@ -65,29 +77,43 @@ def main() -> int:
             continue
         try:
             measured = measured_step(run)
-            predicted = predicted_step(args.dtbench, args.out, run, m.groupdict())
+            predicted = predicted_step(args.dtbench, args.out, run, m.groupdict(), [int(m["hosts"])])
         except (ValueError, KeyError, FileNotFoundError, subprocess.CalledProcessError) as e:
             print(f"skipped {run.name}: {getattr(e, 'stderr', None) or e}", file=sys.stderr)
             continue
-        rows.append({**m.groupdict(), "measured_ms": 1e3 * measured, "predicted_ms": 1e3 * predicted,
-                     "error": (predicted - measured) / measured})
+        row = {**m.groupdict(), "measured_ms": 1e3 * measured, "predicted_ms": 1e3 * predicted,
+               "error": (predicted - measured) / measured, "held_out_ms": None, "held_out_error": None}
+        others = [h for h in fit_host_counts(args.out, m["link"]) if h != int(m["hosts"])]
+        if others:
+            try:
+                held_out = predicted_step(args.dtbench, args.out, run, m.groupdict(), others)
+                row.update(held_out_ms=1e3 * held_out, held_out_error=(held_out - measured) / measured)
+            except subprocess.CalledProcessError as e:
+                print(f"no held-out prediction for {run.name}: {e.stderr}", file=sys.stderr)
+        rows.append(row)
     if not rows:
         print("no complete runs to compare", file=sys.stderr)
         return 1
-    print(f"{'model':<9} {'transport':<9} {'hosts':>5} {'link':>7} {'measured ms':>12} {'predicted ms':>13} {'error':>7}")
+    print(f"{'model':<9} {'transport':<9} {'hosts':>5} {'link':>7} {'measured ms':>12} {'predicted ms':>13} {'error':>7}"
+          f" {'held out ms':>12} {'error':>7}")
     for r in rows:
+        held_out = (f"{r['held_out_ms']:>12.1f} {100 * r['held_out_error']:>+6.1f}%" if r["held_out_ms"] is not None
+                    else f"{'-':>12} {'-':>7}")
         print(f"{r['model']:<9} {r['transport']:<9} {r['hosts']:>5} {r['link']:>7} {r['measured_ms']:>12.1f} "
-              f"{r['predicted_ms']:>13.1f} {100 * r['error']:>+6.1f}%")
-    print("\nabsolute error of the predicted step: median, worst (run)")
+              f"{r['predicted_ms']:>13.1f} {100 * r['error']:>+6.1f}% {held_out}")
     groups = {t: [r for r in rows if r["transport"] == t] for t in ("ring", "mpi", "ps-sync", "ps-async")}
     groups["all"] = rows
-    for name, group in groups.items():
-        if not group:
-            continue
-        worst = max(group, key=lambda r: abs(r["error"]))
-        print(f"  {name:<9} n={len(group):<3} median {100 * statistics.median(abs(r['error']) for r in group):5.1f}%  "
-              f"worst {100 * abs(worst['error']):5.1f}% ({worst['model']}, {worst['hosts']} hosts, {worst['link']})")
-    print("\nmedian / worst absolute error per transport and model")
+    for key, title in (("error", "at the measured N (fitted at the run's own host count)"),
+                       ("held_out_error", "held out (fitted at the other host counts)")):
+        print(f"\nabsolute error of the predicted step {title}: median, worst (run)")
+        for name, group in groups.items():
+            group = [r for r in group if r[key] is not None]
+            if not group:
+                continue
+            worst = max(group, key=lambda r: abs(r[key]))
+            print(f"  {name:<9} n={len(group):<3} median {100 * statistics.median(abs(r[key]) for r in group):5.1f}%  "
+                  f"worst {100 * abs(worst[key]):5.1f}% ({worst['model']}, {worst['hosts']} hosts, {worst['link']})")
+    print("\nmedian / worst absolute error per transport and model, at the measured N")
     models = sorted({r["model"] for r in rows})
     print(f"  {'':<9} " + " ".join(f"{m:>15}" for m in models + ["all"]))
     for name, group in groups.items():
