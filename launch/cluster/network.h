@@ -39,8 +39,8 @@ std::vector<HostStatus> host_status(const ClusterRecord& record);
 // packets no larger than this (the GSO size of both veth ends).
 //
 // A real link puts every frame on the wire at its rate, however long it was idle; a token bucket
-// lets whatever fits in it after a pause leave at once, and tbf charges a packet after it sends it,
-// so even a bucket of one packet lets that packet through free. The error after idle is therefore
+// lets whatever fits in it after a pause leave at once, so even a bucket of one packet lets that
+// packet through without its time on the wire. The error after idle is therefore
 // the bucket, and the bucket can be no smaller than two packets (one keeps a link well below its
 // rate: a packet held for its tokens loses the time its timer fires late). So both are made small
 // against the messages training sends: packets of at most 1/8 ms of the rate (15.6 KB at 1 Gbit,
