@@ -28,6 +28,35 @@ inline int socket_in_namespace(const std::string& ns) {
   return fd;
 }
 
+// Every send, receive and accept of these measurements gives up after this.
+constexpr timeval kSocketLimit{10, 0};
+
+// A socket listening in `to_ns` on `to_address` (a port of the kernel's choice, in `address`) and
+// an unconnected one in `from_ns` to reach it with; both -1 where either could not be made.
+struct Endpoints {
+  int listener = -1, sender = -1;
+  sockaddr_in address{};
+  bool open() const { return listener >= 0 && sender >= 0; }
+};
+
+inline Endpoints open_endpoints(const std::string& from_ns, const std::string& to_ns, const std::string& to_address) {
+  Endpoints ends{.listener = socket_in_namespace(to_ns), .sender = socket_in_namespace(from_ns)};
+  ends.address.sin_family = AF_INET;
+  inet_pton(AF_INET, to_address.c_str(), &ends.address.sin_addr);
+  socklen_t length = sizeof(ends.address);
+  auto* address = reinterpret_cast<sockaddr*>(&ends.address);
+  if (!ends.open() || bind(ends.listener, address, sizeof(ends.address)) != 0 || listen(ends.listener, 1) != 0 ||
+      getsockname(ends.listener, address, &length) != 0) {
+    if (ends.listener >= 0) close(ends.listener);
+    if (ends.sender >= 0) close(ends.sender);
+    return {};
+  }
+  setsockopt(ends.listener, SOL_SOCKET, SO_RCVTIMEO, &kSocketLimit, sizeof(kSocketLimit));
+  setsockopt(ends.sender, SOL_SOCKET, SO_SNDTIMEO, &kSocketLimit, sizeof(kSocketLimit));
+  setsockopt(ends.sender, SOL_SOCKET, SO_RCVTIMEO, &kSocketLimit, sizeof(kSocketLimit));
+  return ends;
+}
+
 struct StreamResult {
   bool connected = false;
   double bytes = 0;
@@ -40,20 +69,11 @@ struct StreamResult {
 inline StreamResult tcp_stream(const std::string& from_ns, const std::string& to_ns, const std::string& to_address,
                                double seconds) {
   StreamResult result;
-  const int listener = socket_in_namespace(to_ns), sender = socket_in_namespace(from_ns);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  inet_pton(AF_INET, to_address.c_str(), &address.sin_addr);
-  socklen_t length = sizeof(address);
-  const timeval limit{10, 0};
-  if (listener < 0 || sender < 0 || bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      listen(listener, 1) != 0 || getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    if (listener >= 0) close(listener);
-    if (sender >= 0) close(sender);
-    return result;
-  }
-  setsockopt(listener, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
-  setsockopt(sender, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+  const Endpoints ends = open_endpoints(from_ns, to_ns, to_address);
+  if (!ends.open()) return result;
+  const int listener = ends.listener, sender = ends.sender;
+  sockaddr_in address = ends.address;
+  const timeval limit = kSocketLimit;
   std::thread receiver([&] {
     const int peer = accept(listener, nullptr, nullptr);
     if (peer < 0) return;
@@ -109,22 +129,12 @@ struct MessageTimes {
 inline MessageTimes tcp_message_times(const std::string& from_ns, const std::string& to_ns,
                                       const std::string& to_address, size_t size, double idle_s, int rounds) {
   MessageTimes result;
-  const int listener = socket_in_namespace(to_ns), sender = socket_in_namespace(from_ns);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  inet_pton(AF_INET, to_address.c_str(), &address.sin_addr);
-  socklen_t length = sizeof(address);
-  const timeval limit{10, 0};
+  const Endpoints ends = open_endpoints(from_ns, to_ns, to_address);
+  if (!ends.open()) return result;
+  const int listener = ends.listener, sender = ends.sender;
+  sockaddr_in address = ends.address;
+  const timeval limit = kSocketLimit;
   const int one = 1;
-  if (listener < 0 || sender < 0 || bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      listen(listener, 1) != 0 || getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    if (listener >= 0) close(listener);
-    if (sender >= 0) close(sender);
-    return result;
-  }
-  setsockopt(listener, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
-  setsockopt(sender, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
-  setsockopt(sender, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
   setsockopt(sender, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   constexpr size_t kWarmUp = 4 << 20;
   std::thread receiver([&] {
