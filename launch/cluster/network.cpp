@@ -37,14 +37,16 @@ void ip(const std::vector<std::string>& args) {
   check_command(argv);
 }
 
+// `tool` (ip or tc) acting inside namespace `ns`, or in this one when `ns` is empty.
+std::vector<std::string> in_namespace(const std::string& tool, const std::string& ns) {
+  if (ns.empty()) return {tool};
+  return {tool, "-n", ns};
+}
+
 // Shapes the egress of `dev` (inside namespace `ns` when given) to `rate`, as link_shaping says.
 void shape(const std::string& ns, const std::string& dev, const LinkRate& rate) {
   const LinkShaping shaping = link_shaping(rate);
-  std::vector<std::string> ip_argv = {"ip"}, tc_argv = {"tc"};
-  if (!ns.empty()) {
-    ip_argv.insert(ip_argv.end(), {"-n", ns});
-    tc_argv.insert(tc_argv.end(), {"-n", ns});
-  }
+  std::vector<std::string> ip_argv = in_namespace("ip", ns), tc_argv = in_namespace("tc", ns);
   ip_argv.insert(ip_argv.end(), {"link", "set", "dev", dev, "gso_max_size", std::to_string(shaping.max_packet_bytes)});
   check_command(ip_argv);
   tc_argv.insert(tc_argv.end(), {"qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate.text, "burst",
@@ -79,11 +81,7 @@ bool link_exists(const std::string& dev) { return std::filesystem::exists("/sys/
 // What shapes the egress of `dev`, as `cluster status` shows it: the root qdisc and the largest
 // packet the device takes, e.g. "tbf rate 1Gbit burst 31250b lat 20ms, packets <= 15625 B".
 std::string shaping(const std::string& ns, const std::string& dev) {
-  std::vector<std::string> tc_argv = {"tc"}, ip_argv = {"ip"};
-  if (!ns.empty()) {
-    tc_argv.insert(tc_argv.end(), {"-n", ns});
-    ip_argv.insert(ip_argv.end(), {"-n", ns});
-  }
+  std::vector<std::string> tc_argv = in_namespace("tc", ns), ip_argv = in_namespace("ip", ns);
   tc_argv.insert(tc_argv.end(), {"qdisc", "show", "dev", dev, "root"});
   ip_argv.insert(ip_argv.end(), {"-d", "link", "show", "dev", dev});
   const CommandResult result = run_command(tc_argv);
