@@ -61,8 +61,22 @@ struct StreamResult {
   bool connected = false;
   double bytes = 0;
   double seconds = 0;
+  // Bytes received in each kStreamWindow from the first byte on: the stream's rate moment by moment.
+  std::vector<double> window_bytes;
   double gbit_per_s() const { return seconds > 0 ? bytes * 8 / seconds / 1e9 : 0; }
+  // The median rate of the whole windows after the first (TCP's slow start): what the stream holds
+  // in steady state, which a moment lost to another process on a 2-core machine does not change.
+  double steady_gbit_per_s() const;
 };
+
+constexpr double kStreamWindow = 0.1;
+
+inline double StreamResult::steady_gbit_per_s() const {
+  if (window_bytes.size() < 3) return 0;
+  std::vector<double> steady(window_bytes.begin() + 1, window_bytes.end() - 1);  // the last is partial
+  std::nth_element(steady.begin(), steady.begin() + steady.size() / 2, steady.end());
+  return steady[steady.size() / 2] * 8 / kStreamWindow / 1e9;
+}
 
 // Streams for `seconds` from a socket in `from_ns` to one listening in `to_ns` on `to_address`;
 // the rate is what the receiver got, first byte to end of stream. Gives up after 10 s.
@@ -81,7 +95,11 @@ inline StreamResult tcp_stream(const std::string& from_ns, const std::string& to
     std::vector<char> buffer(1 << 20);
     std::chrono::steady_clock::time_point first;
     for (ssize_t n; (n = recv(peer, buffer.data(), buffer.size(), 0)) > 0;) {
-      if (result.bytes == 0) first = std::chrono::steady_clock::now();
+      const auto now = std::chrono::steady_clock::now();
+      if (result.bytes == 0) first = now;
+      const auto window = static_cast<size_t>(std::chrono::duration<double>(now - first).count() / kStreamWindow);
+      if (window >= result.window_bytes.size()) result.window_bytes.resize(window + 1, 0.0);
+      result.window_bytes[window] += static_cast<double>(n);
       result.bytes += static_cast<double>(n);
     }
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first).count();

@@ -142,31 +142,6 @@ TEST_F(Cluster, MpirunAcrossTwoHostsRunsDoctorAndRingTrainingMatchesSharedMemory
   EXPECT_FALSE(local_report["network"].contains("cluster"));
 }
 
-// Hosts on cores of their own: a rank polling for a message no longer keeps the other host's rank,
-// or the softirq delivering the message, off its core, so a small allreduce takes the link's time
-// without yielding ranks. (When every host's rank was pinned to core 0, each message between the
-// hosts arrived a scheduler tick late: a 4 KiB allreduce took 8 ms on any link. Hosts that share a
-// core by design, 3 hosts on 2 cores, still need `-x OMPI_MCA_mpi_yield_when_idle=1`:
-// docs/cluster.md, "Time small messages with yielding ranks".)
-TEST_F(Cluster, SmallAllreducesAcrossHostsOfTheirOwnCoresTakeTheLinksTimeNotTheSchedulersTick) {
-  if (cluster::allowed_cpus().size() < 2) GTEST_SKIP() << "needs two cores, one per host";
-  const std::string name = unique_name();
-  const fs::path dir = up(name, 2, "10gbit");
-  const fs::path json = root_ / "small.json";
-  const Outcome bench = testing::shell(fmt::format(
-      "timeout --kill-after=10 120 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile "
-      "-np 2 {} bench allreduce --sizes 4KiB --iters 40 --warmup 5 --json {}",
-      MPIEXEC, dir.string(), dir.string(), DTBENCH_BINARY, json.string()));
-  ASSERT_EQ(bench.exit_code, 0) << bench.output;
-  const auto rows = testing::read_json(json)["rows"];
-  ASSERT_EQ(rows.size(), 1u);
-  for (const char* algorithm : {"ring", "mpi"}) {
-    const double p50_us = rows[0][algorithm]["p50_us"].get<double>();
-    std::printf("4 KiB allreduce across 2 hosts, %s: median %.0f us\n", algorithm, p50_us);
-    EXPECT_LT(p50_us, 3000.0) << algorithm << ": " << bench.output;
-  }
-}
-
 // A host's link cut mid-run: the rank waiting on it times out within comm.timeout_s and names the
 // silent rank with its host, and mpirun (told by the cluster's MCA settings to probe its daemons)
 // ends the job soon after, instead of waiting minutes for a daemon it can no longer reach.

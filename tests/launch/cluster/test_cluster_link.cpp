@@ -46,12 +46,14 @@ TEST_F(ClusterLink, AnIdleLinkSendsNoFasterThanItsRateAndOneStreamFillsIt) {
       EXPECT_GE(times.after_idle_s, 0.95 * at_rate) << "host " << from << " -> host " << to << ", " << size << " B";
       EXPECT_GE(times.back_to_back_s, 0.95 * at_rate) << "host " << from << " -> host " << to << ", " << size << " B";
     }
-    // Best of three: a stream on a 2-core machine can lose a moment to whatever else runs.
+    // The stream's steady rate (the median of its 100 ms windows) and best of three: on a 2-core
+    // virtual machine a stream can lose a moment, or all of it, to whatever else runs (a stall of
+    // 100 ms in one of ten 1 s iperf3 runs, with no packet dropped by the shaping).
     double best = 0;
     for (int attempt = 0; attempt < 3 && best < 0.95; ++attempt) {
-      const auto stream = testing::tcp_stream(from_ns, to_ns, to_address, 1.0);
+      const auto stream = testing::tcp_stream(from_ns, to_ns, to_address, 2.0);
       ASSERT_TRUE(stream.connected) << "host " << from << " could not connect to host " << to;
-      best = std::max(best, stream.gbit_per_s() * 1e9 / kPayloadPerWireByte / kRate);
+      best = std::max(best, stream.steady_gbit_per_s() * 1e9 / kPayloadPerWireByte / kRate);
     }
     std::printf("host %d -> host %d, one stream: %.3f of the rate on the wire\n", from, to, best);
     EXPECT_GE(best, 0.95) << "host " << from << " -> host " << to;

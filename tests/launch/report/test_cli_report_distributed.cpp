@@ -32,7 +32,9 @@ class CliReportDistributed : public testing::MpirunTest {
  protected:
   void SetUp() override {
     MpirunTest::SetUp();
-    data_ = synth("idx", 512, 128);
+    // 32 steps an epoch per rank (~30 ms of MLP): long enough that a rank descheduled for a few ms
+    // as it leaves the epoch's barrier, on a loaded 2-core machine, cannot halve the run's rate.
+    data_ = synth("idx", 2048, 128);
   }
 
   // Two ranks x batch 32, two epochs of the mlp over `transport`; returns the run directory.
