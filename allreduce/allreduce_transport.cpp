@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <tuple>
 #include <utility>
 
 #include <fmt/ranges.h>
@@ -119,9 +120,10 @@ void AllreduceTransport::start(Model& model) {
                                       "algorithm, chosen by the MPI library, is not seen)"}};
 }
 
-CommSpan AllreduceTransport::bucket_span(int bucket, Clock::time_point start, Clock::time_point end) const {
+CommSpan AllreduceTransport::bucket_span(int bucket, Clock::time_point ready, Clock::time_point start,
+                                         Clock::time_point end) const {
   const auto bytes = buckets_[static_cast<size_t>(bucket)].count * static_cast<int64_t>(sizeof(float));
-  return {.what = "allreduce bucket", .index = bucket, .bytes = bytes, .start = start, .end = end};
+  return {.what = "allreduce bucket", .index = bucket, .bytes = bytes, .ready = ready, .start = start, .end = end};
 }
 
 AllreduceOptions AllreduceTransport::bucket_options(Model& model, const ArenaRange& bucket) {
@@ -218,6 +220,7 @@ void AllreduceTransport::on_gradient_ready(const Param& param) {
   if (found == param_index_.end()) return;
   const int bucket = bucket_of_param_[static_cast<size_t>(found->second)];
   if (--pending_[static_cast<size_t>(bucket)] > 0) return;
+  const auto ready = Clock::now();
   if (DeviceBackend* device = model_->device()) {  // the communication thread reads it on the host
     const ArenaRange& range = buckets_[static_cast<size_t>(bucket)];
     const auto start = Clock::now();
@@ -227,7 +230,7 @@ void AllreduceTransport::on_gradient_ready(const Param& param) {
   }
   {
     std::lock_guard lock(mutex_);
-    ready_buckets_.push_back(bucket);
+    ready_buckets_.push_back({bucket, ready});
   }
   work_ready_.notify_one();
 }
@@ -235,11 +238,12 @@ void AllreduceTransport::on_gradient_ready(const Param& param) {
 void AllreduceTransport::communicate() {
   for (;;) {
     int bucket = -1;
+    Clock::time_point ready;
     {
       std::unique_lock lock(mutex_);
       work_ready_.wait(lock, [&] { return stopping_ || !ready_buckets_.empty(); });
       if (stopping_) return;
-      bucket = ready_buckets_.front();
+      std::tie(bucket, ready) = ready_buckets_.front();
       ready_buckets_.pop_front();
     }
     const ArenaRange& range = buckets_[static_cast<size_t>(bucket)];
@@ -255,7 +259,7 @@ void AllreduceTransport::communicate() {
       // The training thread takes spans_ only after every bucket of the step is done (it waits under
       // this lock) and writes them out before its next backward, the first time they change again.
       std::lock_guard lock(mutex_);
-      spans_[static_cast<size_t>(buckets_done_)] = bucket_span(bucket, start, end);
+      spans_[static_cast<size_t>(buckets_done_)] = bucket_span(bucket, ready, start, end);
       ++buckets_done_;
     }
     work_done_.notify_one();
@@ -276,7 +280,7 @@ void AllreduceTransport::synchronize(Model& model, int64_t step, SyncTimes& time
     for (size_t b = 0; b < buckets_.size(); ++b) {
       const auto start = Clock::now();
       allreduce(bucket_options(model, buckets_[b]));
-      spans_[b] = bucket_span(static_cast<int>(b), start, Clock::now());
+      spans_[b] = bucket_span(static_cast<int>(b), arrival_clock, start, Clock::now());
     }
   }
   times.spans = spans_;

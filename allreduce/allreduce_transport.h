@@ -25,6 +25,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "allreduce/allreduce.h"
 #include "comm/transport.h"
@@ -65,8 +66,8 @@ class AllreduceTransport final : public LocalUpdateTransport {
 
  private:
   AllreduceOptions bucket_options(Model& model, const ArenaRange& bucket);
-  CommSpan bucket_span(int bucket, std::chrono::steady_clock::time_point start,
-                       std::chrono::steady_clock::time_point end) const;
+  CommSpan bucket_span(int bucket, std::chrono::steady_clock::time_point ready,
+                       std::chrono::steady_clock::time_point start, std::chrono::steady_clock::time_point end) const;
   void estimate_clock_offset();
   // The run's deadline, stop flag and peer watch, waiting for `what`.
   WaitPolicy wait_policy(std::function<std::string()> what) const;
@@ -106,7 +107,7 @@ class AllreduceTransport final : public LocalUpdateTransport {
   std::mutex mutex_;
   std::condition_variable work_ready_;
   std::condition_variable work_done_;
-  std::deque<int> ready_buckets_;
+  std::deque<std::pair<int, std::chrono::steady_clock::time_point>> ready_buckets_;  // and when each was
   int buckets_done_ = 0;                // also the next free slot of spans_
   bool stopping_ = false;
   std::exception_ptr error_;

@@ -106,9 +106,9 @@ void PsTransport::push_and_pull(Model& model, SyncTimes& times) {
   const auto push_end = start + to_duration(written);
   const auto end = start + to_duration(total);
   const auto pull_start = end - to_duration(times.pull);
-  spans_[0] = {.what = "push", .index = -1, .bytes = times.bytes_sent, .start = start, .end = push_end};
-  spans_[1] = {.what = "wait for servers", .index = -1, .bytes = 0, .start = push_end, .end = pull_start};
-  spans_[2] = {.what = "pull", .index = -1, .bytes = times.bytes_received, .start = pull_start, .end = end};
+  spans_[0] = {.what = "push", .index = -1, .bytes = times.bytes_sent, .ready = start, .start = start, .end = push_end};
+  spans_[1] = {.what = "wait for servers", .index = -1, .bytes = 0, .ready = push_end, .start = push_end, .end = pull_start};
+  spans_[2] = {.what = "pull", .index = -1, .bytes = times.bytes_received, .ready = pull_start, .start = pull_start, .end = end};
   times.spans = spans_;
   ++steps_;
 }

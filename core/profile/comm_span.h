@@ -11,7 +11,9 @@ struct CommSpan {
   const char* what = "";  // a string literal: "allreduce bucket"
   int index = 0;          // the bucket; -1: none (shown without a number)
   int64_t bytes = 0;      // payload of the piece; 0: shown without a size
-  std::chrono::steady_clock::time_point start{}, end{};
+  // When the transport had the piece to send (a bucket: its last gradient out of backward), and
+  // when it began and ended it; ready == start for a piece that never waited.
+  std::chrono::steady_clock::time_point ready{}, start{}, end{};
 };
 
 }  // namespace dtbench

@@ -145,6 +145,7 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step, Clock::tim
   profiler_.begin_epoch(epoch);
   train_.start_epoch(epoch);
   operator_times_.clear();
+  comm_timings_.clear();
   model_.set_operator_times(options_.time_operators ? &operator_times_ : nullptr);
   const int64_t steps_in_epoch = train_.batches_per_epoch();
   // What this epoch will run: all its batches, or what is left of `steps`.
@@ -185,6 +186,7 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step, Clock::tim
                                   {marks.load_start, marks.forward_start, marks.backward_start, marks.sync_start,
                                    marks.step_end, sync.comm, sync.update, sync.spans});
     }
+    comm_timings_.record(marks.backward_start, sync.spans);
     add_comm(result.sync_total, sync);
     if (sync.slowest_rank >= 0) count_slowest_rank(result.slowest_rank_steps, sync.slowest_rank);
 
@@ -207,6 +209,7 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step, Clock::tim
   result.phases = profiler_.end_epoch();
   result.steps = profiler_.steps();
   result.operators = operator_times_.by_kind();
+  result.comm_timings = comm_timings_.means();
   set_training_figures(result, loss_sum, correct);
   return result;
 }

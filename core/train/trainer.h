@@ -13,6 +13,7 @@
 #include "core/data/loader.h"
 #include "core/device/device.h"
 #include "core/models/model.h"
+#include "core/profile/comm_timings.h"
 #include "core/profile/profiler.h"
 #include "core/profile/trace_writer.h"
 #include "core/train/gradient_sync.h"
@@ -54,6 +55,7 @@ struct EpochResult {
   double images_per_second = 0.0;  // images / train_seconds: this worker's step rate
   double wall_seconds = 0.0;       // since training started, at the end of this epoch's evaluation
   std::vector<StepTimes> steps;    // every step's phases, for exact percentiles over several epochs
+  std::vector<CommTiming> comm_timings;  // each comm piece's mean ready, start and end in a step
   // The epoch's share of the training wall time, split so that nothing goes uncounted:
   // span = train_seconds (the steps) + between_seconds + evaluation_seconds. Between is every gap
   // outside a step and the evaluation: trace writing, progress lines, the loader's start of the
@@ -114,6 +116,7 @@ class Trainer {
   Profiler profiler_;
   Tensor grad_logits_;
   OperatorTimes operator_times_;
+  CommTimings comm_timings_;
   std::unique_ptr<PhaseMarks> marks_;  // the device's, when it times phases on its own clock
 };
 

@@ -35,6 +35,16 @@ nlohmann::json operators_json(const std::map<std::string, OperatorTime>& operato
   return result;
 }
 
+// Means over the epoch's steps, seconds from the step's backward start.
+nlohmann::json comm_timings_json(const std::vector<CommTiming>& pieces) {
+  nlohmann::json result = nlohmann::json::array();
+  for (const CommTiming& p : pieces) {
+    result.push_back({{"what", p.what}, {"index", p.index}, {"bytes", p.bytes}, {"steps", p.steps},
+                      {"ready_s", p.ready_s}, {"start_s", p.start_s}, {"end_s", p.end_s}});
+  }
+  return result;
+}
+
 nlohmann::json epoch_json(const EpochResult& e) {
   nlohmann::json epoch = {{"epoch", e.epoch},
           {"steps", e.phases.steps},
@@ -57,6 +67,7 @@ nlohmann::json epoch_json(const EpochResult& e) {
           {"comm_split", sync_json(e.sync_total)},
           {"slowest_rank_steps", e.slowest_rank_steps}};
   if (!e.operators.empty()) epoch["operators"] = operators_json(e.operators);
+  if (!e.comm_timings.empty()) epoch["comm_timings"] = comm_timings_json(e.comm_timings);
   return epoch;
 }
 

@@ -174,8 +174,8 @@ TEST_F(Trace, WritesTheTransportsSpansOnTheCommTrackAndTheClock) {
   TraceStep step = make_step(origin, 1000);
   // Reduced during backward (1030..1060 µs) and after it.
   const auto at = [&](int64_t us) { return origin + microseconds(us); };
-  const CommSpan spans[] = {{"allreduce bucket", 0, 4 << 20, at(1040), at(1055)},
-                            {"allreduce bucket", 1, 512 << 10, at(1055), at(1070)}};
+  const CommSpan spans[] = {{"allreduce bucket", 0, 4 << 20, at(1040), at(1040), at(1055)},
+                            {"allreduce bucket", 1, 512 << 10, at(1050), at(1055), at(1070)}};
   step.comm_spans = spans;
   writer.record_step(1, 0, 7, step);
   writer.finish();

@@ -88,6 +88,23 @@ TEST_F(CliReportDistributed, ARingRunShowsEveryWorkerAndEachWorkersPhasesSumToIt
   EXPECT_GT(sent, 0);
   EXPECT_EQ(report["resources"]["transport_bytes"]["sent"].get<double>(), sent);
   EXPECT_TRUE(read_json(run / "worker-1.json")["resources"].contains("series"));
+  // Each worker timed its buckets: ready inside backward, started no earlier, ended after; the
+  // MLP's gradient in one bucket (25 MiB buckets by default).
+  for (const char* file : {"worker-0.json", "worker-1.json"}) {
+    const auto epoch = read_json(run / file)["epochs"].at(1);
+    ASSERT_EQ(epoch["comm_timings"].size(), 1u) << epoch.dump(2);
+    const auto& bucket = epoch["comm_timings"][0];
+    EXPECT_EQ(bucket["what"], "allreduce bucket");
+    EXPECT_EQ(bucket["steps"], epoch["steps"]);
+    // The parameters' floats, each tensor padded to the arena's alignment.
+    const int64_t parameter_bytes = report["model"]["parameters"].get<int64_t>() * 4;
+    EXPECT_GE(bucket["bytes"].get<int64_t>(), parameter_bytes);
+    EXPECT_LT(bucket["bytes"].get<int64_t>(), parameter_bytes + 1024);
+    EXPECT_GT(bucket["ready_s"].get<double>(), 0);
+    EXPECT_LE(bucket["ready_s"].get<double>(), epoch["phases"]["backward"]["mean_s"].get<double>() * 1.001 + 1e-6);
+    EXPECT_LE(bucket["ready_s"].get<double>(), bucket["start_s"].get<double>());
+    EXPECT_LT(bucket["start_s"].get<double>(), bucket["end_s"].get<double>());
+  }
   // Each worker's mean phases sum to its mean step.
   ASSERT_EQ(report["workers"]["per_worker"].size(), 2u);
   for (const auto& worker : report["workers"]["per_worker"]) {
