@@ -26,6 +26,7 @@ struct PredictOptions {
   double reduce_ns_per_byte = -1;  // negative: timed here
   double alpha_us = -1;            // negative: the fitted latency at extrapolated links too
   double compute_speedup = 1;      // the measured compute phases divided by this
+  bool no_calibrate = false;       // the bench's constants alone, also for the run's own transport and link
   std::string out;
 };
 
@@ -61,9 +62,11 @@ void run_predict(const PredictOptions& o) {
   if (o.compute_speedup != 1) scale_compute(run, o.compute_speedup);
   PredictionGrid grid = predict_grid(run, workers, links, transports, constants,
                                      {.shards = o.shards, .beside_workers = !o.servers_apart,
-                                      .shared_cores = o.shared_cores});
+                                      .shared_cores = o.shared_cores},
+                                     !o.no_calibrate);
   grid.reduce_s_per_byte = reduce;
   fmt::print("{}\n{}", render_text(prediction_table(grid)), render_text(crossover_table(grid)));
+  if (grid.check) fmt::print("\n{}", render_text(run_check_table(*grid.check, grid.calibrated)));
   const std::filesystem::path out = o.out.empty() ? std::filesystem::path(o.run_dir) : std::filesystem::path(o.out);
   write_prediction(grid, out);
   spdlog::info("wrote predict.json, predict.csv and predict.html to {}", out.string());
@@ -101,6 +104,9 @@ void add_predict_command(CLI::App& app) {
   command->add_option("--compute-speedup", o->compute_speedup,
                       "What if the workers computed this many times faster than the measured run (default 1)")
       ->check(CLI::PositiveNumber);
+  command->add_flag("--no-calibrate", o->no_calibrate,
+                    "Predict the run's own transport at its link from the benches alone (default: carried to "
+                    "the rate its communication had inside the run)");
   command->add_option("--out", o->out, "Where predict.json, .csv and .html go (default: the run directory)");
   command->callback([o] { run_predict(*o); });
 }

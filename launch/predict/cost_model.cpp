@@ -45,7 +45,8 @@ StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConst
     produced += static_cast<double>(bucket);
     const double share = w.bucket_ready.empty() ? produced / static_cast<double>(w.gradient_bytes) : w.bucket_ready[k];
     const double ready = w.overlap ? backward * share : backward;
-    const double cost = allreduce_seconds(bucket, workers, c);
+    const double shape = k < c.bucket_shape.size() ? c.bucket_shape[k] : 1.0;
+    const double cost = allreduce_seconds(bucket, workers, c) * c.comm_scale * shape;
     const double cpu = std::min(cost, 2 * (n - 1) / n * static_cast<double>(bucket) * c.cpu_s_per_byte / 2);
     const double stretch = cost > 0 ? 1 + cpu * (slowdown - 1) / cost : 1.0;
     const double start = std::max(comm_free_at, ready);
@@ -151,12 +152,13 @@ StepPrediction predict_step(PredictTransport transport, const Workload& w, int w
   if (sync) {
     // The barrier: every worker's push, the slowest's too, is in before the servers sum all N and
     // step once.
-    p.comm_total_s = measured >= 0 ? measured : transfer + server_seconds(w.gradient_bytes, workers, share, c);
+    p.comm_total_s = (measured >= 0 ? measured : transfer + server_seconds(w.gradient_bytes, workers, share, c)) *
+                     c.comm_scale;
     p.comm_exposed_s = p.comm_total_s + w.straggler_s;
   } else {
     // No barrier: a worker waits for its own round only, unless the servers' links or cores,
     // which every worker's gradient passes once per step, are the slower.
-    p.comm_total_s = measured >= 0 ? measured : transfer + server_seconds(w.gradient_bytes, 1, share, c);
+    p.comm_total_s = (measured >= 0 ? measured : transfer + server_seconds(w.gradient_bytes, 1, share, c)) * c.comm_scale;
     const double server_link =
         largest_server_link_bytes(w.gradient_bytes, workers, layout, /*together=*/true) / c.beta_bytes_per_s;
     const double server_cores = workers * server_seconds(w.gradient_bytes, 1, share, c);

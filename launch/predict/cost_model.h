@@ -32,6 +32,12 @@ struct NetworkConstants {
   // shared cores).
   std::vector<std::pair<int64_t, double>> curve{};
   int curve_workers = 0;
+  // The run's own communication per step over what these constants give at its workers and link
+  // (run_check.h): the bench's rate against the rate inside training. 1: the bench alone.
+  double comm_scale = 1.0;
+  // Allreduce, calibrated: each bucket's own ratio to the bench in the run, relative to comm_scale
+  // (a bucket reduced beside backward and one after it need not run alike). Empty: 1 each.
+  std::vector<double> bucket_shape{};
   std::string source{};            // the measured inputs these came from
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "core/util/error.h"
 
 namespace dtbench {
@@ -28,20 +30,42 @@ ServerLayout measured_layout(ServerLayout layout, const MeasuredRun& run, int wo
   return layout;
 }
 
+// The check against the run, for its own transport at its own link, where the grid predicts that
+// transport and the run names its link.
+std::optional<RunCheck> run_check(const MeasuredRun& run, const std::vector<PredictTransport>& transports,
+                                  const FittedConstants& constants, const ServerLayout& layout) {
+  if (run.link.empty()) return std::nullopt;
+  for (PredictTransport transport : transports) {
+    if (transport_name(transport) != run.transport) continue;
+    const NetworkConstants c = with_server_costs(constants.at(transport, parse_link_rate(run.link)), transport, run);
+    return check_against_run(run, c, measured_layout(layout, run, run.workers));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 PredictionGrid predict_grid(const MeasuredRun& run, const std::vector<int>& workers, const std::vector<LinkRate>& links,
                             const std::vector<PredictTransport>& transports, const FittedConstants& constants,
-                            const ServerLayout& layout) {
+                            const ServerLayout& layout, bool calibrate) {
   if (workers.empty() || links.empty() || transports.empty()) {
     fail_input("predict needs at least one worker count, link rate and transport");
   }
   PredictionGrid grid{.run = run, .layout = layout};
+  grid.check = run_check(run, transports, constants, layout);
+  const double run_link_bits = run.link.empty() ? 0 : parse_link_rate(run.link).bits_per_s;
   const double alone = run.workload.compute.total();
   if (!(alone > 0)) fail_input("{}: the measured compute per step is {} s; expected a positive time", run.source, alone);
   for (const LinkRate& link : links) {
     for (PredictTransport transport : transports) {
-      const NetworkConstants c = with_server_costs(constants.at(transport, link), transport, run);
+      NetworkConstants c = with_server_costs(constants.at(transport, link), transport, run);
+      if (calibrate && grid.check && grid.check->transport == transport && link.bits_per_s == run_link_bits) {
+        c.comm_scale = grid.check->comm_scale;
+        c.bucket_shape = grid.check->bucket_shape;
+        c.source += fmt::format("; comm x {:.2f}: the run's own at {} workers (--no-calibrate: the bench alone)",
+                                c.comm_scale, run.workers);
+        grid.calibrated = true;
+      }
       for (int n : workers) {
         if (n < 1) fail_input("--workers {}: expected worker counts of at least 1", n);
         PredictionRow row{.transport = transport, .link = link.text, .workers = n, .constants = c};

@@ -1,11 +1,13 @@
 #pragma once
 // The grid `dtbench predict` computes: every transport x link rate x worker count, each figure with
 // the measured inputs it came from, and where the fastest transport changes along the workers.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "launch/predict/cost_model.h"
 #include "launch/predict/fit.h"
+#include "launch/predict/run_check.h"
 #include "launch/predict/workload.h"
 
 namespace dtbench {
@@ -34,11 +36,15 @@ struct PredictionGrid {
   double reduce_s_per_byte = 0.0;
   std::vector<PredictionRow> rows{};  // by link, transport, workers
   std::vector<Crossover> crossovers{};
+  std::optional<RunCheck> check{};  // the run against the model at its own N and link, where it can be
+  bool calibrated = false;          // the run's transport at its link carries the run's own comm
 };
 
+// With `calibrate`, the rows of the run's own transport at the run's link take the check's
+// comm_scale: the bench's constants carried to the rate the run's communication had inside training.
 PredictionGrid predict_grid(const MeasuredRun& run, const std::vector<int>& workers, const std::vector<LinkRate>& links,
                             const std::vector<PredictTransport>& transports, const FittedConstants& constants,
-                            const ServerLayout& layout);
+                            const ServerLayout& layout, bool calibrate = true);
 
 // The winners along the workers at each link (by step time; async's staleness is not weighed).
 std::vector<Crossover> find_crossovers(const std::vector<PredictionRow>& rows);

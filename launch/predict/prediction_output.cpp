@@ -50,7 +50,43 @@ std::string chart(const PredictionGrid& grid, const std::string& link, const std
   return line_chart_svg(c);
 }
 
+std::string off_text(double model, double run) {
+  return model >= 0 && run > 0 ? fmt::format("{:+.1f}%", 100 * (model / run - 1)) : "-";
+}
+
+std::string model_ms(double seconds) { return seconds >= 0 ? ms_text(seconds) : "-"; }
+
+nlohmann::json run_check_json(const RunCheck& check, bool calibrated) {
+  nlohmann::json terms = nlohmann::json::array();
+  for (const CheckTerm& t : check.terms) {
+    nlohmann::json term = {{"term", t.term}, {"run_s", t.run_s}};
+    if (t.bench_s >= 0) term[t.estimate_only ? "estimate_s" : "bench_s"] = t.bench_s;
+    if (t.calibrated_s >= 0) term["calibrated_s"] = t.calibrated_s;
+    terms.push_back(term);
+  }
+  return {{"transport", transport_name(check.transport)}, {"link", check.link}, {"workers", check.workers},
+          {"comm_scale", check.comm_scale}, {"calibrated", calibrated}, {"most_off", check.most_off},
+          {"terms", terms}};
+}
+
 }  // namespace
+
+ReportTable run_check_table(const RunCheck& check, bool calibrated) {
+  ReportTable t = titled_table(
+      fmt::format("The model against the run: {}, {} workers at {} (per step, ms)", transport_name(check.transport),
+                  check.workers, check.link),
+      {"term", "run", "bench alone", "off", calibrated ? "calibrated" : "calibrated (not used)", "off"});
+  for (const CheckTerm& c : check.terms) {
+    t.rows.push_back({c.term, ms_text(c.run_s), model_ms(c.bench_s), off_text(c.bench_s, c.run_s),
+                      model_ms(c.calibrated_s), off_text(c.calibrated_s, c.run_s)});
+  }
+  t.note = check.most_off +
+           (calibrated ? "; the predictions of this transport at this link take the run's comm (--no-calibrate: "
+                         "the bench alone)"
+                       : "; the predictions take the bench alone (--no-calibrate)") +
+           ". A bucket's 'ready' beside it: the multiply-adds' estimate; the model uses the run's own";
+  return t;
+}
 
 ReportTable prediction_table(const PredictionGrid& grid) {
   ReportTable t = titled_table(
@@ -104,7 +140,11 @@ nlohmann::json prediction_json(const PredictionGrid& grid) {
           {"reduce_ns_per_byte", 1e9 * grid.reduce_s_per_byte},
           {"constants", constants},
           {"predictions", rows},
-          {"crossovers", crossovers}};
+          {"crossovers", crossovers},
+          {"run_check", grid.check ? run_check_json(*grid.check, grid.calibrated) : nlohmann::json(nullptr)},
+          {"bucket_ready", grid.run.workload.bucket_ready},
+          {"bucket_ready_source", grid.run.ready_measured ? "the run's own bucket timings"
+                                                          : "backward's multiply-adds per layer"}};
 }
 
 std::string prediction_csv(const PredictionGrid& grid) {
@@ -134,6 +174,7 @@ std::string prediction_html(const PredictionGrid& grid) {
     out += "</div>\n";
   }
   out += render_html(crossover_table(grid)) + render_html(prediction_table(grid));
+  if (grid.check) out += render_html(run_check_table(*grid.check, grid.calibrated));
   return out + "</body>\n</html>\n";
 }
 

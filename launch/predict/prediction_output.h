@@ -18,6 +18,8 @@ inline constexpr const char* kPredictionCsvHeader =
 
 ReportTable prediction_table(const PredictionGrid& grid);
 ReportTable crossover_table(const PredictionGrid& grid);
+// The model at the run's own N and link against the run, term by term.
+ReportTable run_check_table(const RunCheck& check, bool calibrated);
 nlohmann::json prediction_json(const PredictionGrid& grid);
 std::string prediction_csv(const PredictionGrid& grid);
 std::string prediction_html(const PredictionGrid& grid);

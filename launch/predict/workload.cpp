@@ -57,6 +57,48 @@ double straggler_seconds(const RunRecord& record, double own_compute) {
   return slowest - own_compute;
 }
 
+// The pieces of the epochs from `first` on, each a mean over all their steps.
+std::vector<MeasuredPiece> comm_pieces(const nlohmann::json& epochs, size_t first) {
+  std::vector<MeasuredPiece> pieces;
+  std::vector<double> steps;
+  for (size_t e = first; e < epochs.size(); ++e) {
+    for (const auto& timing : epochs[e].value("comm_timings", nlohmann::json::array())) {
+      const std::string what = timing.at("what").get<std::string>();
+      const int index = timing.at("index").get<int>();
+      auto piece = std::find_if(pieces.begin(), pieces.end(),
+                                [&](const MeasuredPiece& p) { return p.index == index && p.what == what; });
+      if (piece == pieces.end()) {
+        piece = pieces.insert(pieces.end(), MeasuredPiece{.what = what, .index = index});
+        steps.push_back(0);
+      }
+      const auto n = timing.at("steps").get<double>();
+      double& so_far = steps[static_cast<size_t>(piece - pieces.begin())];
+      const auto mean_in = [&](double& mean, const char* key) {
+        mean = (mean * so_far + timing.at(key).get<double>() * n) / (so_far + n);
+      };
+      mean_in(piece->ready_s, "ready_s");
+      mean_in(piece->start_s, "start_s");
+      mean_in(piece->end_s, "end_s");
+      piece->bytes = timing.at("bytes").get<int64_t>();
+      so_far += n;
+    }
+  }
+  return pieces;
+}
+
+// The run's own buckets, in the order backward made them, when they are the model's buckets.
+std::vector<double> measured_bucket_ready(const std::vector<MeasuredPiece>& pieces, const Workload& w) {
+  std::vector<double> ready;
+  for (size_t k = 0; k < w.bucket_bytes.size(); ++k) {
+    const auto piece = std::find_if(pieces.begin(), pieces.end(), [&](const MeasuredPiece& p) {
+      return p.what == "allreduce bucket" && p.index == static_cast<int>(k);
+    });
+    if (piece == pieces.end() || piece->bytes != w.bucket_bytes[k] || !(w.compute.backward_s > 0)) return {};
+    ready.push_back(std::clamp(piece->ready_s / w.compute.backward_s, 0.0, 1.0));
+  }
+  return ready;
+}
+
 }  // namespace
 
 GradientBuckets gradient_buckets(const std::string& model, const std::vector<int64_t>& input, int64_t classes,
@@ -108,6 +150,15 @@ MeasuredRun load_measured_run(const std::filesystem::path& run_dir) {
   run.measured_comm_s = phases[3];
   run.measured_step_s = phases[kStepIndex];
   run.servers = load_server_costs(run_dir);
+  run.link = report.value(nlohmann::json::json_pointer("/network/cluster/link"), std::string());
+  run.comm_pieces = comm_pieces(report.at("epochs"), first);
+  run.ready_from_macs = run.workload.bucket_ready;
+  // Backward's real shape beats multiply-adds standing in for it, at any worker count: when each
+  // bucket was ready is the run's compute, not its network.
+  if (auto ready = measured_bucket_ready(run.comm_pieces, run.workload); !ready.empty()) {
+    run.workload.bucket_ready = std::move(ready);
+    run.ready_measured = true;
+  }
   run.source = fmt::format("{} ({}, {} worker(s), {}, epochs {}-{}, means per step)", record.path.string(),
                            run.model, run.workers, run.transport, first + 1, record.epochs.size());
   return run;

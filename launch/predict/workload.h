@@ -22,6 +22,17 @@ struct ServerCosts {
   std::string source{};
 };
 
+// One piece of the run's communication per step (an allreduce bucket; a parameter server's push,
+// wait or pull), as the run timed it: means over the epochs the compute phases are from, seconds
+// from the step's backward start (worker JSON's comm_timings).
+struct MeasuredPiece {
+  std::string what{};
+  int index = 0;
+  int64_t bytes = 0;
+  double ready_s = 0.0, start_s = 0.0, end_s = 0.0;
+  double seconds() const { return end_s - start_s; }
+};
+
 struct MeasuredRun {
   std::filesystem::path dir{};
   std::string model{}, transport{};
@@ -31,6 +42,12 @@ struct MeasuredRun {
   double measured_comm_s = 0.0;  // exposed comm per step
   std::string source{};          // "report.json of RUN: N worker(s), epochs a-b, means"
   std::optional<ServerCosts> servers{};  // parameter-server runs whose server files are present
+  std::string link{};  // the emulated cluster's link rate ("1gbit"); empty where the run names none
+  std::vector<MeasuredPiece> comm_pieces{};  // empty for a run that recorded none (older, or one worker)
+  // workload.bucket_ready came from the run's own bucket timings (else from multiply-adds), and
+  // what multiply-adds would have said, for the check against the run.
+  bool ready_measured = false;
+  std::vector<double> ready_from_macs{};
 };
 
 // InputError naming the file and key when the directory holds no usable report.json.

@@ -1,0 +1,151 @@
+#include "launch/predict/run_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+
+namespace dtbench {
+
+namespace {
+
+std::optional<PredictTransport> known_transport(const std::string& name) {
+  for (auto t : {PredictTransport::Ring, PredictTransport::Mpi, PredictTransport::PsSync, PredictTransport::PsAsync}) {
+    if (transport_name(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
+bool synchronous(PredictTransport t) { return t != PredictTransport::PsAsync; }
+
+// What the run's communication took per step, as the model counts it: every piece's time, less
+// the wait for the slowest worker, which the model adds on its own (straggler_s).
+double run_comm_total(const MeasuredRun& run, PredictTransport transport) {
+  const double pieces = std::accumulate(run.comm_pieces.begin(), run.comm_pieces.end(), 0.0,
+                                        [](double sum, const MeasuredPiece& p) { return sum + p.seconds(); });
+  if (!synchronous(transport)) return pieces;
+  return std::max(pieces - run.workload.straggler_s, pieces / 2);
+}
+
+// The scale on the constants' communication that makes the model's comm per step the run's. The
+// model is not linear in it (on shared cores an allreduce overlapping backward stretches), so a
+// second pass corrects the first.
+double fitted_comm_scale(const MeasuredRun& run, PredictTransport transport, NetworkConstants c,
+                         const ServerLayout& layout, double target) {
+  double scale = 1.0;
+  for (int pass = 0; pass < 2; ++pass) {
+    c.comm_scale = scale;
+    const double predicted = predict_step(transport, run.workload, run.workers, layout, c).comm_total_s;
+    if (!(predicted > 0)) return 1.0;
+    scale *= target / predicted;
+  }
+  return scale;
+}
+
+// Each bucket's time in the run over the bench's, relative to all buckets' together; empty when
+// the run's buckets are not the model's.
+std::vector<double> bucket_shape(const MeasuredRun& run, const NetworkConstants& bench) {
+  const std::vector<int64_t>& buckets = run.workload.bucket_bytes;
+  std::vector<double> ratio(buckets.size(), -1.0);
+  double run_total = 0, bench_total = 0;
+  for (const MeasuredPiece& piece : run.comm_pieces) {
+    const auto k = static_cast<size_t>(piece.index);
+    if (piece.what != "allreduce bucket" || piece.index < 0 || k >= buckets.size() || piece.bytes != buckets[k]) {
+      return {};
+    }
+    const double at_bench = allreduce_seconds(piece.bytes, run.workers, bench);
+    if (!(at_bench > 0) || !(piece.seconds() > 0)) return {};
+    ratio[k] = piece.seconds() / at_bench;
+    run_total += piece.seconds();
+    bench_total += at_bench;
+  }
+  if (std::find(ratio.begin(), ratio.end(), -1.0) != ratio.end()) return {};
+  for (double& r : ratio) r /= run_total / bench_total;
+  return ratio;
+}
+
+void add_allreduce_terms(RunCheck& check, const MeasuredRun& run, const NetworkConstants& bench) {
+  const Workload& w = run.workload;
+  double previous_end = 0, idle = 0;
+  for (const MeasuredPiece& piece : run.comm_pieces) {
+    // The model starts a bucket once it is ready and the one before it is done; any later is the
+    // communication thread not running (on a busy core), a delay the model does not know.
+    if (piece.what == "allreduce bucket") idle += std::max(0.0, piece.start_s - std::max(piece.ready_s, previous_end));
+    previous_end = piece.end_s;
+    const auto k = static_cast<size_t>(piece.index);
+    if (piece.what != "allreduce bucket" || piece.index < 0 || k >= w.bucket_bytes.size()) continue;
+    const std::string name = fmt::format("bucket {} ({:.2f} MB)", piece.index, static_cast<double>(piece.bytes) / 1e6);
+    // When it was ready: the multiply-adds' estimate beside it (the model uses the run's own).
+    const double macs = k < run.ready_from_macs.size() ? run.ready_from_macs[k] * w.compute.backward_s : -1.0;
+    check.terms.push_back(
+        {.term = name + " ready, into backward", .run_s = piece.ready_s, .bench_s = macs, .estimate_only = true});
+    check.terms.push_back({.term = name + " allreduce", .run_s = piece.seconds(),
+                           .bench_s = allreduce_seconds(piece.bytes, run.workers, bench),
+                           .calibrated_s = allreduce_seconds(piece.bytes, run.workers, bench) * check.comm_scale *
+                                           (k < check.bucket_shape.size() ? check.bucket_shape[k] : 1.0)});
+  }
+  check.terms.push_back({.term = "buckets ready but not started", .run_s = idle, .bench_s = 0, .calibrated_s = 0});
+}
+
+void add_server_terms(RunCheck& check, const MeasuredRun& run, const NetworkConstants& bench,
+                      const ServerLayout& layout, const StepPrediction& alone) {
+  const bool sync = check.transport == PredictTransport::PsSync;
+  const double transfer = ps_transfer_seconds(run.workload.gradient_bytes, run.workers, layout, bench, sync);
+  for (const MeasuredPiece& piece : run.comm_pieces) {
+    double model = -1.0;
+    if (piece.what == "push" || piece.what == "pull") model = transfer;
+    if (piece.what == "wait for servers") model = std::max(0.0, alone.comm_total_s - 2 * transfer);
+    check.terms.push_back({.term = piece.what, .run_s = piece.seconds(), .bench_s = model});
+  }
+}
+
+std::string percent_off(double model, double run) {
+  return run > 0 ? fmt::format("{:+.0f}%", 100 * (model / run - 1)) : "-";
+}
+
+}  // namespace
+
+std::optional<RunCheck> check_against_run(const MeasuredRun& run, const NetworkConstants& bench,
+                                          const ServerLayout& layout) {
+  const auto transport = known_transport(run.transport);
+  if (!transport || run.comm_pieces.empty() || run.link.empty() || run.workers < 2) return std::nullopt;
+  RunCheck check{.transport = *transport, .link = run.link, .workers = run.workers};
+  const StepPrediction alone = predict_step(*transport, run.workload, run.workers, layout, bench);
+  const double comm_total = run_comm_total(run, *transport);
+  NetworkConstants scaled = bench;
+  if (*transport == PredictTransport::Ring || *transport == PredictTransport::Mpi) {
+    check.bucket_shape = bucket_shape(run, bench);
+    scaled.bucket_shape = check.bucket_shape;
+  }
+  check.comm_scale = fitted_comm_scale(run, *transport, scaled, layout, comm_total);
+  scaled.comm_scale = check.comm_scale;
+  const StepPrediction calibrated = predict_step(*transport, run.workload, run.workers, layout, scaled);
+
+  if (*transport == PredictTransport::Ring || *transport == PredictTransport::Mpi) {
+    add_allreduce_terms(check, run, bench);
+  } else {
+    add_server_terms(check, run, bench, layout, alone);
+  }
+  // The one term the bench alone misses by the most time decides what the note says.
+  const auto miss = [](const CheckTerm& t) { return t.bench_s < 0 || t.estimate_only ? 0 : std::abs(t.bench_s - t.run_s); };
+  const auto worst = std::max_element(check.terms.begin(), check.terms.end(),
+                                      [&](const CheckTerm& a, const CheckTerm& b) { return miss(a) < miss(b); });
+  if (worst != check.terms.end() && miss(*worst) > 0) {
+    check.most_off = fmt::format("most off, on the bench alone: {}, {:.1f} ms against {:.1f} ms in the run ({}); "
+                                 "the run's comm is {:.2f} x the bench's at {} workers and {}",
+                                 worst->term, 1e3 * worst->bench_s, 1e3 * worst->run_s,
+                                 percent_off(worst->bench_s, worst->run_s), check.comm_scale, run.workers, run.link);
+  }
+  check.terms.push_back({.term = "comm per step, total", .run_s = comm_total, .bench_s = alone.comm_total_s,
+                         .calibrated_s = calibrated.comm_total_s});
+  check.terms.push_back({.term = "comm per step, exposed", .run_s = run.measured_comm_s,
+                         .bench_s = alone.comm_exposed_s, .calibrated_s = calibrated.comm_exposed_s});
+  check.terms.push_back({.term = "step", .run_s = run.measured_step_s, .bench_s = alone.step_s,
+                         .calibrated_s = calibrated.step_s});
+  return check;
+}
+
+}  // namespace dtbench

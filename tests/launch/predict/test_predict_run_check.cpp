@@ -1,0 +1,212 @@
+// `dtbench predict` at a run's own workers and link, per transport, on a run directory built by
+// hand: known compute phases, known timings of each communication piece, and bench files whose
+// times are known exactly. The prediction carried to the run's own communication, the benches'
+// alone (--no-calibrate), and the check of the model against the run all equal the hand
+// computation.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "launch/predict/workload.h"
+#include "support/cli_helpers.h"
+
+namespace dtbench {
+namespace {
+
+using testing::dtbench;
+using testing::Outcome;
+using testing::read_json;
+
+constexpr double kMs = 1e-3;
+// Per step, by hand: backward 6 ms, the rest of the compute 4 ms.
+constexpr double kLoad = 0.5 * kMs, kForward = 3 * kMs, kBackward = 6 * kMs, kUpdate = 0.5 * kMs;
+constexpr double kCompute = kLoad + kForward + kBackward + kUpdate;
+constexpr int kSteps = 10;
+// The parameter servers' bench: one worker pushing to and pulling from one server, alpha + S/beta
+// each way with no wait, at several sizes, so that the fit recovers these exactly.
+constexpr double kPsAlpha = 200e-6, kPsBeta = 50e6;
+
+class PredictRunCheck : public testing::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    run_ = root_ / "run";
+    const auto data = synth("idx", 64, 16);
+    const Outcome train = dtbench("train --set model=lenet5 --set dataset.format=idx --set dataset.path=" +
+                                  data.string() + " --set steps=2 --set batch=16 --set threads=1 --run-dir " +
+                                  run_.string());
+    ASSERT_EQ(train.exit_code, 0) << train.output;
+    report_ = read_json(run_ / "report.json");
+    // LeNet-5's gradient in the default 25 MiB buckets: one bucket.
+    const auto buckets = gradient_buckets("lenet5", report_["model"]["input"].get<std::vector<int64_t>>(),
+                                          report_["model"]["classes"].get<int64_t>(), 25 << 20);
+    ASSERT_EQ(buckets.bytes.size(), 1u);
+    gradient_ = buckets.bytes[0];
+  }
+
+  // report.json of a run of two workers over `transport` at 1gbit on the emulated cluster: one
+  // epoch of kSteps steps whose phases (sums) and communication pieces are the hand's.
+  void write_run(const std::string& transport, double comm_exposed, const nlohmann::json& pieces) {
+    nlohmann::json report = report_;
+    report["world"] = 2;
+    report["transport"] = transport;
+    report.erase("workers");  // no other worker's phases: nobody straggles
+    report["network"] = {{"cluster", {{"name", "hand"}, {"hosts", 2}, {"link", "1gbit"}, {"cores_per_host", 1.0}}}};
+    nlohmann::json epoch = report["epochs"].back();
+    epoch["epoch"] = 1;
+    epoch["steps"] = kSteps;
+    const double step = kCompute + comm_exposed;
+    const std::pair<const char*, double> phases[] = {{"load", kLoad},   {"forward", kForward}, {"backward", kBackward},
+                                                     {"comm", comm_exposed}, {"update", kUpdate}, {"other", 0.0},
+                                                     {"step", step}};
+    for (const auto& [phase, seconds] : phases) {
+      epoch["phases"][phase] = {{"sum_s", kSteps * seconds}, {"mean_s", seconds}, {"median_s", seconds},
+                                {"p95_s", seconds}, {"min_s", seconds}, {"max_s", seconds}};
+    }
+    epoch["comm_timings"] = pieces;
+    report["epochs"] = nlohmann::json::array({epoch});
+    std::ofstream(run_ / "report.json") << report.dump(2);
+  }
+
+  static nlohmann::json piece(const std::string& what, int index, int64_t bytes, double ready, double start,
+                              double end) {
+    return {{"what", what}, {"index", index}, {"bytes", bytes}, {"steps", kSteps},
+            {"ready_s", ready}, {"start_s", start}, {"end_s", end}};
+  }
+
+  // bench allreduce measured at 2 ranks and the gradient's own size (and around it): ring takes
+  // `ring_s` for the gradient, MPI_Allreduce twice that.
+  void write_allreduce_bench(double ring_s) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const double scale : {0.5, 1.0, 2.0}) {
+      const double us = 1e6 * ring_s * scale;
+      rows.push_back({{"bytes", static_cast<int64_t>(gradient_ * scale)},
+                      {"ring", {{"time_us", us}, {"p50_us", us}}}, {"mpi", {{"time_us", 2 * us}, {"p50_us", 2 * us}}}});
+    }
+    std::ofstream(root_ / "ar.json") << nlohmann::json{{"benchmark", "allreduce"}, {"world", 2}, {"rows", rows}};
+  }
+
+  void write_ps_bench() {
+    nlohmann::json rows = nlohmann::json::array();
+    for (double bytes = 65536; bytes <= 4 << 20; bytes *= 2) {
+      const double one_way_us = 1e6 * (kPsAlpha + bytes / kPsBeta);
+      rows.push_back({{"bytes", bytes}, {"push_us", one_way_us}, {"pull_us", one_way_us}, {"wait_us", 0.0}});
+    }
+    std::ofstream(root_ / "ps.json") << nlohmann::json{{"benchmark", "ps"}, {"workers", 1}, {"shards", 1}, {"rows", rows}};
+  }
+
+  // predict.json's row at 2 workers and 1gbit, with or without the run's own comm.
+  nlohmann::json predict(const std::string& transport, bool calibrate) {
+    const std::filesystem::path out = root_ / (calibrate ? "calibrated" : "bench-alone");
+    const Outcome r = dtbench("predict " + run_.string() + " --workers 2 --link 1gbit --transport " + transport +
+                              " --reduce-ns-per-byte 0 --fit 1gbit:" + (root_ / "ar.json").string() + ",1gbit:" +
+                              (root_ / "ps.json").string() + " --out " + out.string() +
+                              (calibrate ? "" : " --no-calibrate"));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    if (calibrate) {
+      EXPECT_NE(r.output.find("The model against the run: " + transport + ", 2 workers at 1gbit"), std::string::npos)
+          << r.output;
+    }
+    predict_json_ = read_json(out / "predict.json");
+    for (const auto& row : predict_json_["predictions"]) {
+      if (row["workers"] == 2) return row;
+    }
+    ADD_FAILURE() << "no row at 2 workers: " << predict_json_.dump(2);
+    return {};
+  }
+
+  // The check's term named `term`.
+  nlohmann::json term(const std::string& name) const {
+    for (const auto& t : predict_json_["run_check"]["terms"]) {
+      if (t["term"] == name) return t;
+    }
+    ADD_FAILURE() << "no term '" << name << "': " << predict_json_["run_check"].dump(2);
+    return {};
+  }
+
+  std::filesystem::path run_;
+  nlohmann::json report_, predict_json_;
+  int64_t gradient_ = 0;
+};
+
+// Ring, one bucket: ready 5 ms into backward's 6, the bench says 4 ms, the run took 3 (5 -> 8):
+// 2 ms exposed. Carried to the run's comm (x 0.75): compute + 5 + 3 - 6; the bench alone:
+// compute + 5 + 4 - 6. The bucket's ready time is the run's, not the multiply-adds'.
+TEST_F(PredictRunCheck, RingAtItsOwnNReproducesTheRunAndTheBenchAloneIsOffByTheBucket) {
+  write_allreduce_bench(4 * kMs);
+  write_ps_bench();
+  write_run("ring", 2 * kMs, nlohmann::json::array({piece("allreduce bucket", 0, gradient_, 5 * kMs, 5 * kMs, 8 * kMs)}));
+
+  const auto calibrated = predict("ring", true);
+  EXPECT_NEAR(calibrated["step_s"].get<double>(), kCompute + 2 * kMs, 1e-9);
+  EXPECT_NEAR(calibrated["comm_exposed_s"].get<double>(), 2 * kMs, 1e-9);
+  EXPECT_NEAR(predict_json_["run_check"]["comm_scale"].get<double>(), 0.75, 1e-9);
+  EXPECT_NEAR(predict_json_["bucket_ready"][0].get<double>(), 5.0 / 6, 1e-9);
+  EXPECT_EQ(predict_json_["bucket_ready_source"], "the run's own bucket timings");
+  const std::string bucket = fmt::format("bucket 0 ({:.2f} MB) allreduce", static_cast<double>(gradient_) / 1e6);
+  EXPECT_NEAR(term(bucket)["run_s"].get<double>(), 3 * kMs, 1e-9);
+  EXPECT_NEAR(term(bucket)["bench_s"].get<double>(), 4 * kMs, 1e-9);
+  EXPECT_NEAR(term("step")["bench_s"].get<double>(), kCompute + 3 * kMs, 1e-9);
+  EXPECT_NE(predict_json_["run_check"]["most_off"].get<std::string>().find(bucket), std::string::npos)
+      << predict_json_["run_check"].dump(2);
+
+  const auto alone = predict("ring", false);
+  EXPECT_NEAR(alone["step_s"].get<double>(), kCompute + 3 * kMs, 1e-9);
+  EXPECT_FALSE(predict_json_["run_check"]["calibrated"].get<bool>());
+}
+
+// MPI_Allreduce, the bench's 8 ms against the run's 4, ready only at backward's end (no overlap
+// left): compute + 4 ms carried, compute + 8 alone; a bucket that waited 1 ms after it was ready
+// for the communication thread shows as such.
+TEST_F(PredictRunCheck, MpiAtItsOwnNReproducesTheRunAndShowsABucketThatStartedLate) {
+  write_allreduce_bench(4 * kMs);  // mpi: twice the ring's
+  write_ps_bench();
+  write_run("mpi", 5 * kMs, nlohmann::json::array({piece("allreduce bucket", 0, gradient_, 6 * kMs, 7 * kMs, 11 * kMs)}));
+
+  const auto calibrated = predict("mpi", true);
+  EXPECT_NEAR(predict_json_["run_check"]["comm_scale"].get<double>(), 0.5, 1e-9);
+  EXPECT_NEAR(calibrated["step_s"].get<double>(), kCompute + 4 * kMs, 1e-9);
+  EXPECT_NEAR(term("buckets ready but not started")["run_s"].get<double>(), 1 * kMs, 1e-9);
+  EXPECT_NEAR(predict("mpi", false)["step_s"].get<double>(), kCompute + 8 * kMs, 1e-9);
+}
+
+// ps-sync, two workers and a shard beside each: a push or pull crosses the link with half the
+// gradient, each way alpha + S/2 / beta; the servers cost nothing (the bench's wait is 0), so the
+// benches alone say compute + 2 (alpha + S/2 / beta). The run's push, wait and pull took 1, 2 and
+// 1 ms: carried, compute + 4 ms.
+TEST_F(PredictRunCheck, PsSyncAtItsOwnNTakesTheRunsRoundAndTheBenchAloneTheHandFormula) {
+  write_allreduce_bench(4 * kMs);
+  write_ps_bench();
+  write_run("ps-sync", 4 * kMs, {piece("push", -1, gradient_, 6 * kMs, 6 * kMs, 7 * kMs),
+                                 piece("wait for servers", -1, 0, 7 * kMs, 7 * kMs, 9 * kMs),
+                                 piece("pull", -1, gradient_, 9 * kMs, 9 * kMs, 10 * kMs)});
+  const double transfer = kPsAlpha + static_cast<double>(gradient_) / 2 / kPsBeta;
+
+  EXPECT_NEAR(predict("ps-sync", true)["step_s"].get<double>(), kCompute + 4 * kMs, 1e-7);
+  EXPECT_NEAR(term("push")["bench_s"].get<double>(), transfer, 1e-7);
+  EXPECT_NEAR(term("wait for servers")["run_s"].get<double>(), 2 * kMs, 1e-9);
+  EXPECT_NEAR(predict("ps-sync", false)["step_s"].get<double>(), kCompute + 2 * transfer, 1e-7);
+}
+
+// ps-async: the same round without a barrier; the servers' link and cores bound the step only
+// above compute + round, which these are far below.
+TEST_F(PredictRunCheck, PsAsyncAtItsOwnNTakesTheRunsRoundAndTheBenchAloneTheHandFormula) {
+  write_allreduce_bench(4 * kMs);
+  write_ps_bench();
+  write_run("ps-async", 3 * kMs, {piece("push", -1, gradient_, 6 * kMs, 6 * kMs, 7 * kMs),
+                                  piece("wait for servers", -1, 0, 7 * kMs, 7 * kMs, 8 * kMs),
+                                  piece("pull", -1, gradient_, 8 * kMs, 8 * kMs, 9 * kMs)});
+  // A push or pull of one worker: its own half crosses its link (the other half is local), and the
+  // server link carries one worker's part at a time.
+  const double transfer = kPsAlpha + static_cast<double>(gradient_) / 2 / kPsBeta;
+
+  EXPECT_NEAR(predict("ps-async", true)["step_s"].get<double>(), kCompute + 3 * kMs, 1e-7);
+  EXPECT_NEAR(predict_json_["run_check"]["comm_scale"].get<double>(), 3 * kMs / (2 * transfer), 1e-6);
+  EXPECT_NEAR(predict("ps-async", false)["step_s"].get<double>(), kCompute + 2 * transfer, 1e-7);
+}
+
+}  // namespace
+}  // namespace dtbench
