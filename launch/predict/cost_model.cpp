@@ -53,7 +53,8 @@ StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConst
     comm_free_at = finish_time(start, cost, backward, stretch);
     p.comm_total_s += comm_free_at - start;
   }
-  p.comm_exposed_s = std::max(0.0, comm_free_at - backward);
+  p.comm_exposed_s = std::max(0.0, comm_free_at - backward) + c.step_overhead_s;
+  p.comm_total_s += c.step_overhead_s;
   p.step_s = p.compute_s + p.comm_exposed_s;
   return p;
 }

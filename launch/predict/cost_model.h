@@ -38,6 +38,10 @@ struct NetworkConstants {
   // Allreduce, calibrated: each bucket's own ratio to the bench in the run, relative to comm_scale
   // (a bucket reduced beside backward and one after it need not run alike). Empty: 1 each.
   std::vector<double> bucket_shape{};
+  // Allreduce, calibrated: what the run's steps spent in comm that no bucket's time accounts for —
+  // a ready bucket waiting for the communication thread, and the step's end after the last
+  // bucket (the arrival times exchanged). 0: none.
+  double step_overhead_s = 0.0;
   std::string source{};            // the measured inputs these came from
 };
 

@@ -62,6 +62,7 @@ PredictionGrid predict_grid(const MeasuredRun& run, const std::vector<int>& work
       if (calibrate && grid.check && grid.check->transport == transport && link.bits_per_s == run_link_bits) {
         c.comm_scale = grid.check->comm_scale;
         c.bucket_shape = grid.check->bucket_shape;
+        c.step_overhead_s = grid.check->step_overhead_s;
         c.source += fmt::format("; comm x {:.2f}: the run's own at {} workers (--no-calibrate: the bench alone)",
                                 c.comm_scale, run.workers);
         grid.calibrated = true;

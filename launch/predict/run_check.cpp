@@ -38,7 +38,8 @@ double fitted_comm_scale(const MeasuredRun& run, PredictTransport transport, Net
   double scale = 1.0;
   for (int pass = 0; pass < 2; ++pass) {
     c.comm_scale = scale;
-    const double predicted = predict_step(transport, run.workload, run.workers, layout, c).comm_total_s;
+    // The buckets' (or the round's) time alone: the overhead is the run's as it was.
+    const double predicted = predict_step(transport, run.workload, run.workers, layout, c).comm_total_s - c.step_overhead_s;
     if (!(predicted > 0)) return 1.0;
     scale *= target / predicted;
   }
@@ -67,14 +68,29 @@ std::vector<double> bucket_shape(const MeasuredRun& run, const NetworkConstants&
   return ratio;
 }
 
+// The run's comm per step that no bucket's time accounts for: buckets ready but not started (the
+// model starts one once it is ready and the one before it is done; any later is the communication
+// thread not running, on a busy core), and the step's end after its last bucket.
+struct AllreduceOverhead {
+  double idle_s = 0.0, after_last_s = 0.0;
+  double total() const { return idle_s + after_last_s; }
+};
+
+AllreduceOverhead allreduce_overhead(const MeasuredRun& run) {
+  AllreduceOverhead o;
+  double previous_end = 0;
+  for (const MeasuredPiece& piece : run.comm_pieces) {
+    if (piece.what != "allreduce bucket") continue;
+    o.idle_s += std::max(0.0, piece.start_s - std::max(piece.ready_s, previous_end));
+    previous_end = piece.end_s;
+  }
+  o.after_last_s = std::max(0.0, run.measured_comm_s - std::max(0.0, previous_end - run.workload.compute.backward_s));
+  return o;
+}
+
 void add_allreduce_terms(RunCheck& check, const MeasuredRun& run, const NetworkConstants& bench) {
   const Workload& w = run.workload;
-  double previous_end = 0, idle = 0;
   for (const MeasuredPiece& piece : run.comm_pieces) {
-    // The model starts a bucket once it is ready and the one before it is done; any later is the
-    // communication thread not running (on a busy core), a delay the model does not know.
-    if (piece.what == "allreduce bucket") idle += std::max(0.0, piece.start_s - std::max(piece.ready_s, previous_end));
-    previous_end = piece.end_s;
     const auto k = static_cast<size_t>(piece.index);
     if (piece.what != "allreduce bucket" || piece.index < 0 || k >= w.bucket_bytes.size()) continue;
     const std::string name = fmt::format("bucket {} ({:.2f} MB)", piece.index, static_cast<double>(piece.bytes) / 1e6);
@@ -87,7 +103,11 @@ void add_allreduce_terms(RunCheck& check, const MeasuredRun& run, const NetworkC
                            .calibrated_s = allreduce_seconds(piece.bytes, run.workers, bench) * check.comm_scale *
                                            (k < check.bucket_shape.size() ? check.bucket_shape[k] : 1.0)});
   }
-  check.terms.push_back({.term = "buckets ready but not started", .run_s = idle, .bench_s = 0, .calibrated_s = 0});
+  const AllreduceOverhead overhead = allreduce_overhead(run);
+  check.terms.push_back({.term = "buckets ready but not started", .run_s = overhead.idle_s, .bench_s = 0,
+                         .calibrated_s = overhead.idle_s});
+  check.terms.push_back({.term = "the step's end after the last bucket", .run_s = overhead.after_last_s,
+                         .bench_s = 0, .calibrated_s = overhead.after_last_s});
 }
 
 void add_server_terms(RunCheck& check, const MeasuredRun& run, const NetworkConstants& bench,
@@ -116,9 +136,13 @@ std::optional<RunCheck> check_against_run(const MeasuredRun& run, const NetworkC
   const StepPrediction alone = predict_step(*transport, run.workload, run.workers, layout, bench);
   const double comm_total = run_comm_total(run, *transport);
   NetworkConstants scaled = bench;
+  double buckets_total = comm_total;
   if (*transport == PredictTransport::Ring || *transport == PredictTransport::Mpi) {
     check.bucket_shape = bucket_shape(run, bench);
     scaled.bucket_shape = check.bucket_shape;
+    check.step_overhead_s = allreduce_overhead(run).total();
+    scaled.step_overhead_s = check.step_overhead_s;
+    buckets_total += check.step_overhead_s;  // the model counts the overhead in its comm total too
   }
   check.comm_scale = fitted_comm_scale(run, *transport, scaled, layout, comm_total);
   scaled.comm_scale = check.comm_scale;
@@ -139,7 +163,7 @@ std::optional<RunCheck> check_against_run(const MeasuredRun& run, const NetworkC
                                  worst->term, 1e3 * worst->bench_s, 1e3 * worst->run_s,
                                  percent_off(worst->bench_s, worst->run_s), check.comm_scale, run.workers, run.link);
   }
-  check.terms.push_back({.term = "comm per step, total", .run_s = comm_total, .bench_s = alone.comm_total_s,
+  check.terms.push_back({.term = "comm per step, total", .run_s = buckets_total, .bench_s = alone.comm_total_s,
                          .calibrated_s = calibrated.comm_total_s});
   check.terms.push_back({.term = "comm per step, exposed", .run_s = run.measured_comm_s,
                          .bench_s = alone.comm_exposed_s, .calibrated_s = calibrated.comm_exposed_s});

@@ -28,6 +28,7 @@ struct RunCheck {
   int workers = 0;
   double comm_scale = 1.0;  // the run's comm per step over the bench-only model's, at its N and link
   std::vector<double> bucket_shape{};  // allreduce: NetworkConstants::bucket_shape, from the run's buckets
+  double step_overhead_s = 0.0;        // allreduce: NetworkConstants::step_overhead_s, the run's
   std::vector<CheckTerm> terms{};
   std::string most_off{};   // the bench-only term furthest from the run, in words
 };

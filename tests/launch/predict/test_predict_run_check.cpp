@@ -132,17 +132,19 @@ class PredictRunCheck : public testing::TempDirTest {
   int64_t gradient_ = 0;
 };
 
-// Ring, one bucket: ready 5 ms into backward's 6, the bench says 4 ms, the run took 3 (5 -> 8):
-// 2 ms exposed. Carried to the run's comm (x 0.75): compute + 5 + 3 - 6; the bench alone:
-// compute + 5 + 4 - 6. The bucket's ready time is the run's, not the multiply-adds'.
+// Ring, one bucket: ready 5 ms into backward's 6, the bench says 4 ms, the run took 3 (5 -> 8), and
+// the step ended 0.5 ms after it: 2.5 ms exposed. Carried to the run's comm (x 0.75, and the
+// step's end as the run had it): compute + 5 + 3 - 6 + 0.5; the bench alone: compute + 5 + 4 - 6.
+// The bucket's ready time is the run's, not the multiply-adds'.
 TEST_F(PredictRunCheck, RingAtItsOwnNReproducesTheRunAndTheBenchAloneIsOffByTheBucket) {
   write_allreduce_bench(4 * kMs);
   write_ps_bench();
-  write_run("ring", 2 * kMs, nlohmann::json::array({piece("allreduce bucket", 0, gradient_, 5 * kMs, 5 * kMs, 8 * kMs)}));
+  write_run("ring", 2.5 * kMs, nlohmann::json::array({piece("allreduce bucket", 0, gradient_, 5 * kMs, 5 * kMs, 8 * kMs)}));
 
   const auto calibrated = predict("ring", true);
-  EXPECT_NEAR(calibrated["step_s"].get<double>(), kCompute + 2 * kMs, 1e-9);
-  EXPECT_NEAR(calibrated["comm_exposed_s"].get<double>(), 2 * kMs, 1e-9);
+  EXPECT_NEAR(calibrated["step_s"].get<double>(), kCompute + 2.5 * kMs, 1e-9);
+  EXPECT_NEAR(calibrated["comm_exposed_s"].get<double>(), 2.5 * kMs, 1e-9);
+  EXPECT_NEAR(term("the step's end after the last bucket")["run_s"].get<double>(), 0.5 * kMs, 1e-9);
   EXPECT_NEAR(predict_json_["run_check"]["comm_scale"].get<double>(), 0.75, 1e-9);
   EXPECT_NEAR(predict_json_["bucket_ready"][0].get<double>(), 5.0 / 6, 1e-9);
   EXPECT_EQ(predict_json_["bucket_ready_source"], "the run's own bucket timings");
@@ -159,8 +161,8 @@ TEST_F(PredictRunCheck, RingAtItsOwnNReproducesTheRunAndTheBenchAloneIsOffByTheB
 }
 
 // MPI_Allreduce, the bench's 8 ms against the run's 4, ready only at backward's end (no overlap
-// left): compute + 4 ms carried, compute + 8 alone; a bucket that waited 1 ms after it was ready
-// for the communication thread shows as such.
+// left), and started 1 ms after it was ready (the communication thread off its core): shown as
+// such, and carried with the run's comm: compute + 1 + 4 ms; the bench alone compute + 8.
 TEST_F(PredictRunCheck, MpiAtItsOwnNReproducesTheRunAndShowsABucketThatStartedLate) {
   write_allreduce_bench(4 * kMs);  // mpi: twice the ring's
   write_ps_bench();
@@ -168,8 +170,9 @@ TEST_F(PredictRunCheck, MpiAtItsOwnNReproducesTheRunAndShowsABucketThatStartedLa
 
   const auto calibrated = predict("mpi", true);
   EXPECT_NEAR(predict_json_["run_check"]["comm_scale"].get<double>(), 0.5, 1e-9);
-  EXPECT_NEAR(calibrated["step_s"].get<double>(), kCompute + 4 * kMs, 1e-9);
+  EXPECT_NEAR(calibrated["step_s"].get<double>(), kCompute + 5 * kMs, 1e-9);
   EXPECT_NEAR(term("buckets ready but not started")["run_s"].get<double>(), 1 * kMs, 1e-9);
+  EXPECT_NEAR(term("the step's end after the last bucket")["run_s"].get<double>(), 0, 1e-9);
   EXPECT_NEAR(predict("mpi", false)["step_s"].get<double>(), kCompute + 8 * kMs, 1e-9);
 }
 
