@@ -140,8 +140,9 @@ StepPrediction predict_step(PredictTransport transport, const Workload& w, int w
   if (workers == 1) return {.step_s = w.compute.total(), .compute_s = w.compute.total()};
   if (transport == PredictTransport::Ring || transport == PredictTransport::Mpi) {
     StepPrediction p = allreduce_step(w, workers, c, layout.shared_cores);
-    p.comm_exposed_s += w.straggler_s;  // the allreduce cannot end before the slowest worker joins
-    p.step_s += w.straggler_s;
+    const double straggler = c.straggler_in_comm ? 0.0 : w.straggler_s;
+    p.comm_exposed_s += straggler;  // the allreduce cannot end before the slowest worker joins
+    p.step_s += straggler;
     return p;
   }
 
@@ -155,7 +156,7 @@ StepPrediction predict_step(PredictTransport transport, const Workload& w, int w
     // step once.
     p.comm_total_s = (measured >= 0 ? measured : transfer + server_seconds(w.gradient_bytes, workers, share, c)) *
                      c.comm_scale;
-    p.comm_exposed_s = p.comm_total_s + w.straggler_s;
+    p.comm_exposed_s = p.comm_total_s + (c.straggler_in_comm ? 0.0 : w.straggler_s);
   } else {
     // No barrier: a worker waits for its own round only, unless the servers' links or cores,
     // which every worker's gradient passes once per step, are the slower.

@@ -42,6 +42,9 @@ struct NetworkConstants {
   // a ready bucket waiting for the communication thread, and the step's end after the last
   // bucket (the arrival times exchanged). 0: none.
   double step_overhead_s = 0.0;
+  // Calibrated: the run's pieces already hold its waits for the slowest worker, where they fell
+  // (hidden under backward or not), so the workload's straggler_s is not added again.
+  bool straggler_in_comm = false;
   std::string source{};            // the measured inputs these came from
 };
 

@@ -63,6 +63,7 @@ PredictionGrid predict_grid(const MeasuredRun& run, const std::vector<int>& work
         c.comm_scale = grid.check->comm_scale;
         c.bucket_shape = grid.check->bucket_shape;
         c.step_overhead_s = grid.check->step_overhead_s;
+        c.straggler_in_comm = true;
         c.source += fmt::format("; comm x {:.2f}: the run's own at {} workers (--no-calibrate: the bench alone)",
                                 c.comm_scale, run.workers);
         grid.calibrated = true;

@@ -19,15 +19,11 @@ std::optional<PredictTransport> known_transport(const std::string& name) {
   return std::nullopt;
 }
 
-bool synchronous(PredictTransport t) { return t != PredictTransport::PsAsync; }
-
-// What the run's communication took per step, as the model counts it: every piece's time, less
-// the wait for the slowest worker, which the model adds on its own (straggler_s).
-double run_comm_total(const MeasuredRun& run, PredictTransport transport) {
-  const double pieces = std::accumulate(run.comm_pieces.begin(), run.comm_pieces.end(), 0.0,
-                                        [](double sum, const MeasuredPiece& p) { return sum + p.seconds(); });
-  if (!synchronous(transport)) return pieces;
-  return std::max(pieces - run.workload.straggler_s, pieces / 2);
+// What the run's communication took per step: every piece's time, its waits for the slowest
+// worker included where they fell (calibrated, the model adds no straggler of its own).
+double run_comm_total(const MeasuredRun& run) {
+  return std::accumulate(run.comm_pieces.begin(), run.comm_pieces.end(), 0.0,
+                         [](double sum, const MeasuredPiece& p) { return sum + p.seconds(); });
 }
 
 // The scale on the constants' communication that makes the model's comm per step the run's. The
@@ -134,8 +130,9 @@ std::optional<RunCheck> check_against_run(const MeasuredRun& run, const NetworkC
   if (!transport || run.comm_pieces.empty() || run.link.empty() || run.workers < 2) return std::nullopt;
   RunCheck check{.transport = *transport, .link = run.link, .workers = run.workers};
   const StepPrediction alone = predict_step(*transport, run.workload, run.workers, layout, bench);
-  const double comm_total = run_comm_total(run, *transport);
+  const double comm_total = run_comm_total(run);
   NetworkConstants scaled = bench;
+  scaled.straggler_in_comm = true;
   double buckets_total = comm_total;
   if (*transport == PredictTransport::Ring || *transport == PredictTransport::Mpi) {
     check.bucket_shape = bucket_shape(run, bench);

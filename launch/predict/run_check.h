@@ -26,7 +26,9 @@ struct RunCheck {
   PredictTransport transport = PredictTransport::Ring;
   std::string link{};
   int workers = 0;
-  double comm_scale = 1.0;  // the run's comm per step over the bench-only model's, at its N and link
+  // The run's comm per step (its waits for the slowest worker included) over the bench-only
+  // model's buckets or rounds, at its N and link.
+  double comm_scale = 1.0;
   std::vector<double> bucket_shape{};  // allreduce: NetworkConstants::bucket_shape, from the run's buckets
   double step_overhead_s = 0.0;        // allreduce: NetworkConstants::step_overhead_s, the run's
   std::vector<CheckTerm> terms{};
