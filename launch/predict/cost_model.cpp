@@ -52,6 +52,7 @@ StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConst
     const double start = std::max(comm_free_at, ready);
     comm_free_at = finish_time(start, cost, backward, stretch);
     p.comm_total_s += comm_free_at - start;
+    p.bucket_end_s.push_back(comm_free_at);
   }
   p.comm_exposed_s = std::max(0.0, comm_free_at - backward) + c.step_overhead_s;
   p.comm_total_s += c.step_overhead_s;

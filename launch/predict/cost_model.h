@@ -79,6 +79,7 @@ struct StepPrediction {
   double comm_exposed_s = 0.0;  // what the step waits for (step = compute + exposed)
   double comm_total_s = 0.0;    // including what overlapped backward
   double staleness = 0.0;       // async: expected versions a gradient is behind
+  std::vector<double> bucket_end_s{};  // allreduce: when each bucket is done, from backward's start
 };
 
 // One allreduce of `bytes` across `workers`: 2(N-1) steps of alpha + (S/N)/beta, plus reducing

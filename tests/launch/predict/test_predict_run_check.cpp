@@ -173,7 +173,24 @@ TEST_F(PredictRunCheck, MpiAtItsOwnNReproducesTheRunAndShowsABucketThatStartedLa
   EXPECT_NEAR(calibrated["step_s"].get<double>(), kCompute + 5 * kMs, 1e-9);
   EXPECT_NEAR(term("buckets ready but not started")["run_s"].get<double>(), 1 * kMs, 1e-9);
   EXPECT_NEAR(term("the step's end after the last bucket")["run_s"].get<double>(), 0, 1e-9);
+  EXPECT_EQ(predict_json_["run_check"]["most_off"].get<std::string>().find("overlap"), std::string::npos);
   EXPECT_NEAR(predict("mpi", false)["step_s"].get<double>(), kCompute + 8 * kMs, 1e-9);
+}
+
+// A run whose exposed comm its buckets do not explain (1 ms exposed, where its one bucket ended
+// 2 ms after backward): carried to its comm, the model is still 1 ms over, and the check says the
+// overlap is what is off, with the bucket's end in the model and in the run.
+TEST_F(PredictRunCheck, AnExposedCommTheBucketsDoNotExplainIsNamedAsTheOverlap) {
+  write_allreduce_bench(4 * kMs);
+  write_ps_bench();
+  write_run("ring", 1 * kMs, nlohmann::json::array({piece("allreduce bucket", 0, gradient_, 5 * kMs, 5 * kMs, 8 * kMs)}));
+
+  EXPECT_NEAR(predict("ring", true)["comm_exposed_s"].get<double>(), 2 * kMs, 1e-9);
+  const std::string note = predict_json_["run_check"]["most_off"].get<std::string>();
+  EXPECT_NE(note.find("the exposed comm is +1.0 ms (+100%) off: the overlap with backward, bucket 0 done 8.0 ms into "
+                      "backward in the model, 8.0 in the run"),
+            std::string::npos)
+      << note;
 }
 
 // ps-sync, two workers and a shard beside each: a push or pull crosses the link with half the
