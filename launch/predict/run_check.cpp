@@ -147,7 +147,6 @@ std::string overlap_note(const MeasuredRun& run, const StepPrediction& calibrate
   return note;
 }
 
-
 }  // namespace
 
 std::optional<RunCheck> check_against_run(const MeasuredRun& run, const NetworkConstants& bench,
