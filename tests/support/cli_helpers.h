@@ -133,6 +133,15 @@ class TempDirTest : public ::testing::Test {
     return dir;
   }
 
+  // A few steps of `model` by one worker (one thread, batch 16) on synthetic IDX data, into
+  // `run_dir`: a measured run for the commands that read one.
+  Outcome train_briefly(const std::string& model, const std::filesystem::path& run_dir, int steps) {
+    const auto data = synth("idx", 64, 16);
+    return dtbench("train --set model=" + model + " --set dataset.format=idx --set dataset.path=" + data.string() +
+                   " --set steps=" + std::to_string(steps) + " --set batch=16 --set threads=1 --run-dir " +
+                   run_dir.string());
+  }
+
   std::filesystem::path root_;
 };
 

@@ -22,10 +22,7 @@ class CliPredict : public testing::TempDirTest {
   void SetUp() override {
     TempDirTest::SetUp();
     run_ = root_ / "run";
-    const auto data = synth("idx", 64, 16);
-    const Outcome train = dtbench("train --set model=lenet5 --set dataset.format=idx --set dataset.path=" +
-                                  data.string() + " --set steps=3 --set batch=16 --set threads=1 --run-dir " +
-                                  run_.string());
+    const Outcome train = train_briefly("lenet5", run_, 3);
     ASSERT_EQ(train.exit_code, 0) << train.output;
     write_bench_files();
   }

@@ -34,10 +34,7 @@ class PredictRunCheck : public testing::TempDirTest {
   void SetUp() override {
     TempDirTest::SetUp();
     run_ = root_ / "run";
-    const auto data = synth("idx", 64, 16);
-    const Outcome train = dtbench("train --set model=lenet5 --set dataset.format=idx --set dataset.path=" +
-                                  data.string() + " --set steps=2 --set batch=16 --set threads=1 --run-dir " +
-                                  run_.string());
+    const Outcome train = train_briefly("lenet5", run_, 2);
     ASSERT_EQ(train.exit_code, 0) << train.output;
     report_ = read_json(run_ / "report.json");
     // LeNet-5's gradient in the default 25 MiB buckets: one bucket.
