@@ -58,29 +58,34 @@ double straggler_seconds(const RunRecord& record, double own_compute) {
 }
 
 // The pieces of the epochs from `first` on, each a mean over all their steps.
-std::vector<MeasuredPiece> comm_pieces(const nlohmann::json& epochs, size_t first) {
+std::vector<MeasuredPiece> comm_pieces(const nlohmann::json& epochs, size_t first, const std::filesystem::path& file) {
   std::vector<MeasuredPiece> pieces;
   std::vector<double> steps;
   for (size_t e = first; e < epochs.size(); ++e) {
     for (const auto& timing : epochs[e].value("comm_timings", nlohmann::json::array())) {
-      const std::string what = timing.at("what").get<std::string>();
-      const int index = timing.at("index").get<int>();
-      auto piece = std::find_if(pieces.begin(), pieces.end(),
-                                [&](const MeasuredPiece& p) { return p.index == index && p.what == what; });
-      if (piece == pieces.end()) {
-        piece = pieces.insert(pieces.end(), MeasuredPiece{.what = what, .index = index});
-        steps.push_back(0);
+      try {
+        const std::string what = timing.at("what").get<std::string>();
+        const int index = timing.at("index").get<int>();
+        auto piece = std::find_if(pieces.begin(), pieces.end(),
+                                  [&](const MeasuredPiece& p) { return p.index == index && p.what == what; });
+        if (piece == pieces.end()) {
+          piece = pieces.insert(pieces.end(), MeasuredPiece{.what = what, .index = index});
+          steps.push_back(0);
+        }
+        const auto n = timing.at("steps").get<double>();
+        double& so_far = steps[static_cast<size_t>(piece - pieces.begin())];
+        const auto mean_in = [&](double& mean, const char* key) {
+          mean = (mean * so_far + timing.at(key).get<double>() * n) / (so_far + n);
+        };
+        mean_in(piece->ready_s, "ready_s");
+        mean_in(piece->start_s, "start_s");
+        mean_in(piece->end_s, "end_s");
+        piece->bytes = timing.at("bytes").get<int64_t>();
+        so_far += n;
+      } catch (const nlohmann::json::exception& error) {
+        fail_input("{}: epochs[{}].comm_timings: {}; expected what, index, bytes, steps, ready_s, start_s, end_s",
+                   file.string(), e, error.what());
       }
-      const auto n = timing.at("steps").get<double>();
-      double& so_far = steps[static_cast<size_t>(piece - pieces.begin())];
-      const auto mean_in = [&](double& mean, const char* key) {
-        mean = (mean * so_far + timing.at(key).get<double>() * n) / (so_far + n);
-      };
-      mean_in(piece->ready_s, "ready_s");
-      mean_in(piece->start_s, "start_s");
-      mean_in(piece->end_s, "end_s");
-      piece->bytes = timing.at("bytes").get<int64_t>();
-      so_far += n;
     }
   }
   return pieces;
@@ -151,7 +156,7 @@ MeasuredRun load_measured_run(const std::filesystem::path& run_dir) {
   run.measured_step_s = phases[kStepIndex];
   run.servers = load_server_costs(run_dir);
   run.link = report.value(nlohmann::json::json_pointer("/network/cluster/link"), std::string());
-  run.comm_pieces = comm_pieces(report.at("epochs"), first);
+  run.comm_pieces = comm_pieces(report.at("epochs"), first, record.path);
   run.ready_from_macs = run.workload.bucket_ready;
   // Backward's real shape beats multiply-adds standing in for it, at any worker count: when each
   // bucket was ready is the run's compute, not its network.

@@ -190,6 +190,20 @@ TEST_F(PredictRunCheck, AnExposedCommTheBucketsDoNotExplainIsNamedAsTheOverlap) 
       << note;
 }
 
+// A run directory whose piece timings lack a key is named, file and key, not a crash.
+TEST_F(PredictRunCheck, ABrokenPieceTimingIsNamedWithItsFile) {
+  write_allreduce_bench(4 * kMs);
+  write_ps_bench();
+  nlohmann::json broken = piece("allreduce bucket", 0, gradient_, 5 * kMs, 5 * kMs, 8 * kMs);
+  broken.erase("ready_s");
+  write_run("ring", 2 * kMs, nlohmann::json::array({broken}));
+  const Outcome r = dtbench("predict " + run_.string() + " --workers 2 --link 1gbit --transport ring --fit 1gbit:" +
+                            (root_ / "ar.json").string() + " --out " + (root_ / "out").string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("report.json: epochs[0].comm_timings:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ready_s"), std::string::npos) << r.output;
+}
+
 // ps-sync, two workers and a shard beside each: a push or pull crosses the link with half the
 // gradient, each way alpha + S/2 / beta; the servers cost nothing (the bench's wait is 0), so the
 // benches alone say compute + 2 (alpha + S/2 / beta). The run's push, wait and pull took 1, 2 and
