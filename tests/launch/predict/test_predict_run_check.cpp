@@ -42,6 +42,8 @@ class PredictRunCheck : public testing::TempDirTest {
                                           report_["model"]["classes"].get<int64_t>(), 25 << 20);
     ASSERT_EQ(buckets.bytes.size(), 1u);
     gradient_ = buckets.bytes[0];
+    write_allreduce_bench(4 * kMs);  // ring 4 ms for the gradient, MPI_Allreduce 8
+    write_ps_bench();
   }
 
   // report.json of a run of two workers over `transport` at 1gbit on the emulated cluster: one
@@ -95,6 +97,19 @@ class PredictRunCheck : public testing::TempDirTest {
     std::ofstream(root_ / "ps.json") << nlohmann::json{{"benchmark", "ps"}, {"workers", 1}, {"shards", 1}, {"rows", rows}};
   }
 
+  // A parameter-server run: a 1 ms push from backward's end, `wait` for the servers, a 1 ms pull.
+  void write_ps_run(const std::string& transport, double wait) {
+    const double push_end = kBackward + kMs, pull_start = push_end + wait;
+    write_run(transport, 2 * kMs + wait,
+              {piece("push", -1, gradient_, kBackward, kBackward, push_end),
+               piece("wait for servers", -1, 0, push_end, push_end, pull_start),
+               piece("pull", -1, gradient_, pull_start, pull_start, pull_start + kMs)});
+  }
+
+  // One worker's push or pull with a shard beside each of the two: half the gradient crosses its
+  // link (the other half is local), each way alpha + S/2 / beta.
+  double ps_transfer() const { return kPsAlpha + static_cast<double>(gradient_) / 2 / kPsBeta; }
+
   // predict.json's row at 2 workers and 1gbit, with or without the run's own comm.
   nlohmann::json predict(const std::string& transport, bool calibrate) {
     const std::filesystem::path out = root_ / (calibrate ? "calibrated" : "bench-alone");
@@ -134,8 +149,6 @@ class PredictRunCheck : public testing::TempDirTest {
 // step's end as the run had it): compute + 5 + 3 - 6 + 0.5; the bench alone: compute + 5 + 4 - 6.
 // The bucket's ready time is the run's, not the multiply-adds'.
 TEST_F(PredictRunCheck, RingAtItsOwnNReproducesTheRunAndTheBenchAloneIsOffByTheBucket) {
-  write_allreduce_bench(4 * kMs);
-  write_ps_bench();
   write_run("ring", 2.5 * kMs, nlohmann::json::array({piece("allreduce bucket", 0, gradient_, 5 * kMs, 5 * kMs, 8 * kMs)}));
 
   const auto calibrated = predict("ring", true);
@@ -161,8 +174,6 @@ TEST_F(PredictRunCheck, RingAtItsOwnNReproducesTheRunAndTheBenchAloneIsOffByTheB
 // left), and started 1 ms after it was ready (the communication thread off its core): shown as
 // such, and carried with the run's comm: compute + 1 + 4 ms; the bench alone compute + 8.
 TEST_F(PredictRunCheck, MpiAtItsOwnNReproducesTheRunAndShowsABucketThatStartedLate) {
-  write_allreduce_bench(4 * kMs);  // mpi: twice the ring's
-  write_ps_bench();
   write_run("mpi", 5 * kMs, nlohmann::json::array({piece("allreduce bucket", 0, gradient_, 6 * kMs, 7 * kMs, 11 * kMs)}));
 
   const auto calibrated = predict("mpi", true);
@@ -178,8 +189,6 @@ TEST_F(PredictRunCheck, MpiAtItsOwnNReproducesTheRunAndShowsABucketThatStartedLa
 // 2 ms after backward): carried to its comm, the model is still 1 ms over, and the check says the
 // overlap is what is off, with the bucket's end in the model and in the run.
 TEST_F(PredictRunCheck, AnExposedCommTheBucketsDoNotExplainIsNamedAsTheOverlap) {
-  write_allreduce_bench(4 * kMs);
-  write_ps_bench();
   write_run("ring", 1 * kMs, nlohmann::json::array({piece("allreduce bucket", 0, gradient_, 5 * kMs, 5 * kMs, 8 * kMs)}));
 
   EXPECT_NEAR(predict("ring", true)["comm_exposed_s"].get<double>(), 2 * kMs, 1e-9);
@@ -192,8 +201,6 @@ TEST_F(PredictRunCheck, AnExposedCommTheBucketsDoNotExplainIsNamedAsTheOverlap) 
 
 // A run directory whose piece timings lack a key is named, file and key, not a crash.
 TEST_F(PredictRunCheck, ABrokenPieceTimingIsNamedWithItsFile) {
-  write_allreduce_bench(4 * kMs);
-  write_ps_bench();
   nlohmann::json broken = piece("allreduce bucket", 0, gradient_, 5 * kMs, 5 * kMs, 8 * kMs);
   broken.erase("ready_s");
   write_run("ring", 2 * kMs, nlohmann::json::array({broken}));
@@ -209,12 +216,8 @@ TEST_F(PredictRunCheck, ABrokenPieceTimingIsNamedWithItsFile) {
 // benches alone say compute + 2 (alpha + S/2 / beta). The run's push, wait and pull took 1, 2 and
 // 1 ms: carried, compute + 4 ms.
 TEST_F(PredictRunCheck, PsSyncAtItsOwnNTakesTheRunsRoundAndTheBenchAloneTheHandFormula) {
-  write_allreduce_bench(4 * kMs);
-  write_ps_bench();
-  write_run("ps-sync", 4 * kMs, {piece("push", -1, gradient_, 6 * kMs, 6 * kMs, 7 * kMs),
-                                 piece("wait for servers", -1, 0, 7 * kMs, 7 * kMs, 9 * kMs),
-                                 piece("pull", -1, gradient_, 9 * kMs, 9 * kMs, 10 * kMs)});
-  const double transfer = kPsAlpha + static_cast<double>(gradient_) / 2 / kPsBeta;
+  write_ps_run("ps-sync", 2 * kMs);
+  const double transfer = ps_transfer();
 
   EXPECT_NEAR(predict("ps-sync", true)["step_s"].get<double>(), kCompute + 4 * kMs, 1e-7);
   EXPECT_NEAR(term("push")["bench_s"].get<double>(), transfer, 1e-7);
@@ -225,14 +228,8 @@ TEST_F(PredictRunCheck, PsSyncAtItsOwnNTakesTheRunsRoundAndTheBenchAloneTheHandF
 // ps-async: the same round without a barrier; the servers' link and cores bound the step only
 // above compute + round, which these are far below.
 TEST_F(PredictRunCheck, PsAsyncAtItsOwnNTakesTheRunsRoundAndTheBenchAloneTheHandFormula) {
-  write_allreduce_bench(4 * kMs);
-  write_ps_bench();
-  write_run("ps-async", 3 * kMs, {piece("push", -1, gradient_, 6 * kMs, 6 * kMs, 7 * kMs),
-                                  piece("wait for servers", -1, 0, 7 * kMs, 7 * kMs, 8 * kMs),
-                                  piece("pull", -1, gradient_, 8 * kMs, 8 * kMs, 9 * kMs)});
-  // A push or pull of one worker: its own half crosses its link (the other half is local), and the
-  // server link carries one worker's part at a time.
-  const double transfer = kPsAlpha + static_cast<double>(gradient_) / 2 / kPsBeta;
+  write_ps_run("ps-async", 1 * kMs);
+  const double transfer = ps_transfer();  // the server link carries one worker's part at a time
 
   EXPECT_NEAR(predict("ps-async", true)["step_s"].get<double>(), kCompute + 3 * kMs, 1e-7);
   EXPECT_NEAR(predict_json_["run_check"]["comm_scale"].get<double>(), 3 * kMs / (2 * transfer), 1e-6);
