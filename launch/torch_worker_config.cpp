@@ -37,6 +37,39 @@ std::string interface_address(const std::string& iface) {
   return found;
 }
 
+// The interface that holds `local`, an address of this host.
+std::string interface_holding(const std::string& local) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) throw IoError(fmt::format("getifaddrs: {}", std::strerror(errno)));
+  std::string found;
+  for (const ifaddrs* a = list; a != nullptr && found.empty(); a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof(text));
+    if (local == text) found = a->ifa_name;
+  }
+  freeifaddrs(list);
+  return found;
+}
+
+// The address this host sends from towards `peer`: the kernel's route, asked by connecting a UDP
+// socket (which sends nothing).
+std::string local_address_towards(const std::string& peer) {
+  sockaddr_in where{};
+  where.sin_family = AF_INET;
+  where.sin_port = htons(9);
+  if (inet_pton(AF_INET, peer.c_str(), &where.sin_addr) != 1) return "";
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  socklen_t length = sizeof(where);
+  const bool ok = fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&where), sizeof(where)) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&where), &length) == 0;
+  if (fd >= 0) close(fd);
+  if (!ok) return "";
+  char text[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &where.sin_addr, text, sizeof(text));
+  return text;
+}
+
 int free_port(const std::string& address) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in where{};
@@ -76,6 +109,7 @@ nlohmann::json torch_worker_config(const Blueprint& bp, const Model& model, int 
           {"transport", bp.transport},
           {"bucket_mb", bp.comm.bucket_mb},
           {"init_method", init_method},
+          {"iface", ddp_interface(bp.comm.iface, init_method)},
           {"timeout_s", bp.comm.timeout_s},
           {"save_weights_path", save_weights_path},
           {"trace_steps", bp.trace_steps}};
@@ -100,6 +134,18 @@ TorchWorkerSetup torch_worker_setup(const Blueprint& bp, const Model& model, con
 std::string ddp_rendezvous(const std::string& iface, bool every_worker_here) {
   const std::string address = every_worker_here && iface.empty() ? "127.0.0.1" : interface_address(iface);
   return fmt::format("tcp://{}:{}", address, free_port(address));
+}
+
+std::string ddp_interface(const std::string& iface, const std::string& init_method) {
+  if (!iface.empty() || init_method.empty()) return iface;
+  const std::string prefix = "tcp://";
+  if (init_method.rfind(prefix, 0) != 0) return "";
+  const std::string host = init_method.substr(prefix.size(), init_method.rfind(':') - prefix.size());
+  const std::string local = local_address_towards(host);
+  if (local.empty()) {
+    throw IoError(fmt::format("DDP's rendezvous {}: no route from this host to {}", init_method, host));
+  }
+  return interface_holding(local);
 }
 
 }  // namespace dtbench

@@ -27,4 +27,10 @@ TorchWorkerSetup torch_worker_setup(const Blueprint& bp, const Model& model, con
 // the port is one the kernel hands out free now.
 std::string ddp_rendezvous(const std::string& iface, bool every_worker_here);
 
+// The interface this worker's gloo connections use (its config's `iface`): comm.iface when set,
+// else the one the kernel routes through towards the rendezvous of `init_method`. gloo left to
+// itself takes the address the host name resolves to, which on an emulated host is loopback, so
+// its peers on other hosts would be told to connect to 127.0.0.1. Empty: no rendezvous.
+std::string ddp_interface(const std::string& iface, const std::string& init_method);
+
 }  // namespace dtbench

@@ -47,6 +47,7 @@ class WorkerConfig:
     transport: str
     bucket_mb: float
     init_method: str
+    iface: str
     timeout_s: float
     save_weights_path: str
     trace_steps: int
@@ -155,7 +156,7 @@ def parse_config(raw: Mapping[str, Any]) -> WorkerConfig:
         optimizer=dict(optimizer), threads=top.integer("threads", 0, default=0), seed=top.integer("seed", default=1),
         data=data_config, eval_max_samples=top.integer("eval_max_samples", 0, default=0), rank=rank, world=world,
         transport=transport, bucket_mb=top.number("bucket_mb", 0.0, default=25.0), init_method=init_method,
-        timeout_s=top.number("timeout_s", 0.0, default=60.0, exclusive=True),
+        iface=top.string("iface", default=""), timeout_s=top.number("timeout_s", 0.0, default=60.0, exclusive=True),
         save_weights_path=top.string("save_weights_path", default=""),
         trace_steps=top.integer("trace_steps", 0, default=0))
     if config.data.augment:

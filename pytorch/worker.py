@@ -240,6 +240,10 @@ class Worker:
 
     def _join_process_group(self) -> None:
         cfg = self.config
+        if cfg.iface and "GLOO_SOCKET_IFNAME" not in os.environ:
+            # gloo's connections leave from the address the host name resolves to unless told
+            # which interface: on an emulated host that is loopback, unreachable from the others.
+            os.environ["GLOO_SOCKET_IFNAME"] = cfg.iface
         dist.init_process_group("gloo", init_method=cfg.init_method, rank=cfg.rank, world_size=cfg.world,
                                 timeout=datetime.timedelta(seconds=cfg.timeout_s))
         # bucket_mb 0 is dtbench's "the whole arena as one buffer": one bucket as large as the model.

@@ -142,6 +142,36 @@ TEST_F(Cluster, MpirunAcrossTwoHostsRunsDoctorAndRingTrainingMatchesSharedMemory
   EXPECT_FALSE(local_report["network"].contains("cluster"));
 }
 
+// The PyTorch engine's workers meet across hosts too: gloo's connections leave by the interface
+// that routes to the rendezvous (left to itself, gloo offers its peers the address the host name
+// resolves to — loopback on an emulated host — and the other host's connect is refused).
+TEST_F(Cluster, PytorchDdpWorkersOnTwoHostsTrainTogetherOverTheLink) {
+  if (testing::shell("/usr/bin/python3 -c 'import torch'").exit_code != 0) {
+    GTEST_SKIP() << "python3-torch is not installed (scripts/install-deps.sh installs it)";
+  }
+  const std::string name = unique_name();
+  const fs::path dir = up(name, 2, "10gbit");
+  synth("idx", 512, 64, "data");
+  constexpr int kSteps = 5;
+  const Outcome r = testing::shell(
+      "timeout 180 " + std::string(MPIEXEC) + " --mca mca_param_files " + (dir / "mca-params.conf").string() +
+      " --hostfile " + (dir / "hostfile").string() + " -np 2 " + DTBENCH_BINARY +
+      " train --set engine=pytorch --set transport=ddp --set model=lenet5 --set dataset.format=idx --set dataset.path=" +
+      (root_ / "data").string() + " --set threads=1 --set steps=" + std::to_string(kSteps) +
+      " --set batch=16 --set output=" + (root_ / "runs").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const fs::path run = testing::only_child(root_ / "runs");
+  const auto first = testing::read_json(run / "worker-0.json"), second = testing::read_json(run / "worker-1.json");
+  EXPECT_FALSE(first["provenance"]["engine"].value("weights_checksum", "").empty()) << first["provenance"];
+  EXPECT_EQ(first["provenance"]["engine"]["weights_checksum"], second["provenance"]["engine"]["weights_checksum"]);
+  const auto report = testing::read_json(run / "report.json");
+  const auto& network = report["network"];
+  EXPECT_EQ(network["ranks"][1]["host"], name + "-h1") << network.dump(2);
+  // The gradients crossed the link: at least half of LeNet-5's 61,706 floats a step left host 0.
+  EXPECT_GT(network["ranks"][0]["interfaces"]["eth0"]["sent_bytes"].get<double>(), kSteps * 61706 * 4 / 2.0)
+      << network.dump(2);
+}
+
 // A host's link cut mid-run: the rank waiting on it times out within comm.timeout_s and names the
 // silent rank with its host, and mpirun (told by the cluster's MCA settings to probe its daemons)
 // ends the job soon after, instead of waiting minutes for a daemon it can no longer reach.
