@@ -128,7 +128,8 @@ TorchWorkerSetup torch_worker_setup(const Blueprint& bp, const Model& model, con
           .rank = rank,
           .world = world,
           .seed = bp.seed,
-          .epochs = bp.epochs};
+          .epochs = bp.epochs,
+          .augment = bp.data.augment};
 }
 
 std::string ddp_rendezvous(const std::string& iface, bool every_worker_here) {

@@ -159,8 +159,6 @@ def parse_config(raw: Mapping[str, Any]) -> WorkerConfig:
         iface=top.string("iface", default=""), timeout_s=top.number("timeout_s", 0.0, default=60.0, exclusive=True),
         save_weights_path=top.string("save_weights_path", default=""),
         trace_steps=top.integer("trace_steps", 0, default=0))
-    if config.data.augment:
-        top.fail("augment", True, "false: the PyTorch engine does not augment yet (dtbench's random crop and flip)")
     return config
 
 

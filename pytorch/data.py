@@ -9,7 +9,8 @@ by its magic bytes, as dtbench does):
   cifar100  train.bin, test.bin: records of <coarse> <fine> <3072 pixels>, read with the fine label
             (CIFAR files are looked for in the directory, or under cifar-10-batches-bin/ /
             cifar-100-binary/ when that holds them.)
-A batch is made as dtbench's Loader::fill makes it: uint8 pixels -> (v / 255 - mean[c]) / std[c],
+A batch is made as dtbench's Loader::fill makes it: uint8 pixels -> (augment) the crop of the image
+zero-padded by 4 and flip dtbench drew for the sample -> (v / 255 - mean[c]) / std[c],
 each operation in float32 (dtbench looks the value up in a table computed so) -> bilinear resize
 (half-pixel centres, float32, dtbench's resize_bilinear) when resize > 0.
 """
@@ -216,8 +217,12 @@ class BatchMaker:
         c, h, w = self.data.sample_shape
         return (c, self.resize, self.resize) if self.resize > 0 else (c, h, w)
 
-    def images(self, indices: np.ndarray) -> np.ndarray:
+    def images(self, indices: np.ndarray, crops: np.ndarray | None = None) -> np.ndarray:
+        """The samples `indices`; `crops` (B, 3) uint8 rows of (dy, dx, flip) crop and flip them
+        first, as dtbench's augmentation."""
         raw = self.data.pixels[indices]  # (B, C, H, W) uint8
+        if crops is not None:
+            raw = crop_flip(raw, crops)
         # The table's formula, computed in float32 in the same order: the same floats as a lookup
         # (tests check every value), with no gather from the table.
         out = raw.astype(np.float32)
@@ -230,6 +235,36 @@ class BatchMaker:
 
     def labels(self, indices: np.ndarray) -> np.ndarray:
         return self.data.labels[indices]
+
+
+AUGMENT_PAD = 4  # dtbench's kAugmentPad
+
+
+def crop_flip(raw: np.ndarray, crops: np.ndarray) -> np.ndarray:
+    """dtbench's crop_flip (core/data/transforms.h) of each image of raw (B, C, H, W) uint8:
+    out(c, y, x) = padded(c, y + dy, x' + dx), x' = W - 1 - x when flipped, padded the image with
+    AUGMENT_PAD zeros on every side: the crop, then the flip."""
+    b, _, h, w = raw.shape
+    padded = np.pad(raw, ((0, 0), (0, 0), (AUGMENT_PAD, AUGMENT_PAD), (AUGMENT_PAD, AUGMENT_PAD)))
+    out = np.empty_like(raw)
+    for i in range(b):
+        dy, dx, flip = (int(v) for v in crops[i])
+        crop = padded[i, :, dy:dy + h, dx:dx + w]
+        out[i] = crop[:, :, ::-1] if flip else crop
+    return out
+
+
+def read_crop_flips(path: str, samples: int) -> np.ndarray:
+    """An epoch's crops and flips, (samples, 3) uint8 rows of (dy, dx, flip), checked."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if len(raw) != 3 * samples:
+        raise DataError(f"{path}: expected 3 bytes (dy, dx, flip) for each of the epoch's {samples} samples, "
+                        f"found {len(raw)} bytes")
+    crops = np.frombuffer(raw, dtype=np.uint8).reshape(samples, 3)
+    if samples and (int(crops[:, :2].max()) > 2 * AUGMENT_PAD or int(crops[:, 2].max()) > 1):
+        raise DataError(f"{path}: dy and dx must lie in 0..{2 * AUGMENT_PAD} and flip in 0..1")
+    return crops
 
 
 def read_order(path: str, samples: int) -> np.ndarray:

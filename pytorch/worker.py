@@ -5,8 +5,9 @@ and reporting each step's phases back as JSON lines (README.md in this folder ha
 
     python3 worker.py --input DIR --events-fd N
 
-DIR holds config.json, parameters.json, init-weights.bin and order-<epoch>.bin. Events go to the
-inherited file descriptor N; before each epoch the worker reads a line "go" from stdin.
+DIR holds config.json, parameters.json, init-weights.bin, order-<epoch>.bin (and, with augment,
+augment-<epoch>.bin). Events go to the inherited file descriptor N; before each epoch the worker
+reads a line "go" from stdin.
 Exit status: 0 done, 2 bad input (an "error" event names the key), 1 any other failure or stdin
 closed.
 """
@@ -167,6 +168,7 @@ class Worker:
                                                             os.path.join(input_dir, "init-weights.bin"))
         self.train_batches, self.test_batches = self._open_data()
         self.orders = self._read_orders(input_dir)
+        self.crops = self._read_crop_flips(input_dir) if cfg.data.augment else {}
         self.optimizer = self._make_optimizer()
         self.buckets: phases.BucketTimes | None = None
         self.net: nn.Module = self.model  # what training calls: the model, or DDP around it
@@ -232,6 +234,20 @@ class Worker:
             steps += order.size // cfg.batch
         return orders
 
+    def _read_crop_flips(self, input_dir: str) -> Dict[int, np.ndarray]:
+        """Every trained epoch's crops and flips (augment-<e>.bin), one row per sample of its order."""
+        crops = {}
+        for epoch, order in self.orders.items():
+            path = os.path.join(input_dir, f"augment-{epoch}.bin")
+            if not os.path.isfile(path):
+                raise InputError(f"{path} does not exist: with augment, dtbench writes augment-<epoch>.bin beside "
+                                 f"order-<epoch>.bin")
+            try:
+                crops[epoch] = data_module.read_crop_flips(path, order.size)
+            except data_module.DataError as error:
+                raise InputError(str(error)) from None
+        return crops
+
     def _make_optimizer(self) -> torch.optim.Optimizer:
         try:
             return optim.make_optimizer(self.config.optimizer, self.model.parameters())
@@ -291,8 +307,9 @@ class Worker:
             if cfg.max_steps > 0 and global_step >= cfg.max_steps:
                 break
             start = previous_end
-            loss, correct, count, times, previous_end = self._step(
-                order[step * cfg.batch:(step + 1) * cfg.batch], start, epoch, global_step)
+            batch = slice(step * cfg.batch, (step + 1) * cfg.batch)
+            crops = self.crops[epoch][batch] if self.crops else None
+            loss, correct, count, times, previous_end = self._step(order[batch], crops, start, epoch, global_step)
             loss_sum += loss * count
             correct_sum += correct
             images += count
@@ -311,11 +328,11 @@ class Worker:
                          train_accuracy=correct_sum / images if images else 0.0, images=images)
         return global_step
 
-    def _step(self, indices: np.ndarray, start: float, epoch: int, global_step: int):
+    def _step(self, indices: np.ndarray, crops: np.ndarray | None, start: float, epoch: int, global_step: int):
         if self.buckets is not None:
             self.buckets.clear()
         load_start = phases.now()
-        x = torch.from_numpy(self.train_batches.images(indices))
+        x = torch.from_numpy(self.train_batches.images(indices, crops))
         y = torch.from_numpy(self.train_batches.labels(indices))
         forward_start = phases.now()
         logits = self.net(x)

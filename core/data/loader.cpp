@@ -10,9 +10,6 @@ namespace dtbench {
 
 namespace {
 
-constexpr int64_t kCropPad = 4;
-constexpr uint64_t kAugmentStream = 0x41554753;  // "AUGS"
-
 void check_options(const Dataset& data, const LoaderOptions& options, const Normalization& norm) {
   const auto channels = static_cast<size_t>(data.sample_shape()[0]);
   if (norm.mean.size() != channels || norm.stddev.size() != channels) {
@@ -76,8 +73,7 @@ void Loader::start_epoch(int64_t epoch) {
              global_order_, order_);
   shard_.assign(order_.begin(), order_.end());
   std::sort(shard_.begin(), shard_.end());
-  augment_rng_ = Rng::derive(options_.seed ^ kAugmentStream, static_cast<uint64_t>(epoch),
-                             static_cast<uint64_t>(options_.rank));
+  augment_rng_ = augment_rng(options_.seed, epoch, options_.rank);
   produced_ = 0;
   released_ = 0;
   holding_ = false;
@@ -147,8 +143,8 @@ void Loader::fill(Batch& batch, int64_t batch_index) {
     data_->read_sample(sample, raw_.data());
     const uint8_t* pixels = raw_.data();
     if (options_.augment) {
-      crop_flip(raw_.data(), augmented_.data(), channels, height, width, kCropPad,
-                draw_crop_flip(augment_rng_, kCropPad));
+      crop_flip(raw_.data(), augmented_.data(), channels, height, width, kAugmentPad,
+                draw_crop_flip(augment_rng_, kAugmentPad));
       pixels = augmented_.data();
     }
     float* out = batch.images.data() + i * out_sample;

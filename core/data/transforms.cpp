@@ -13,6 +13,11 @@ CropFlip draw_crop_flip(Rng& rng, int64_t pad) {
   return choice;
 }
 
+Rng augment_rng(uint64_t seed, int64_t epoch, int rank) {
+  constexpr uint64_t kAugmentStream = 0x41554753;  // "AUGS"
+  return Rng::derive(seed ^ kAugmentStream, static_cast<uint64_t>(epoch), static_cast<uint64_t>(rank));
+}
+
 void crop_flip(const uint8_t* in, uint8_t* out, int64_t channels, int64_t height, int64_t width,
                int64_t pad, const CropFlip& choice) {
   for (int64_t c = 0; c < channels; ++c) {

@@ -22,6 +22,13 @@ struct CropFlip {
 // dy, dx uniform in 0..2*pad, flip with probability 1/2 (in that order from `rng`).
 CropFlip draw_crop_flip(Rng& rng, int64_t pad);
 
+// The loader's augmentation (dataset.augment): the image zero-padded by this many pixels.
+inline constexpr int64_t kAugmentPad = 4;
+
+// The stream the loader draws worker `rank`'s crops and flips of `epoch` from, one draw per sample
+// in the epoch's order: the same for any engine given the same seed.
+Rng augment_rng(uint64_t seed, int64_t epoch, int rank);
+
 // in, out: (C, H, W) bytes, distinct.
 void crop_flip(const uint8_t* in, uint8_t* out, int64_t channels, int64_t height, int64_t width,
                int64_t pad, const CropFlip& choice);

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/data/shard.h"
+#include "core/data/transforms.h"
 #include "core/profile/profiler.h"
 #include "core/util/error.h"
 #include "core/util/files.h"
@@ -31,7 +32,24 @@ void write_binary(const std::filesystem::path& path, const void* data, size_t by
   write_file_atomically(path, std::string(static_cast<const char*>(data), bytes));
 }
 
-// config.json, parameters.json, init-weights.bin and order-<epoch>.bin, as pytorch/README.md says.
+// The loader's crop and flip of each of the epoch's samples, in the epoch's order, as three bytes:
+// dy, dx (0 .. 2 * kAugmentPad) and flip (0 or 1) — drawn from the loader's own stream, so that both
+// engines train on the same augmented images.
+void write_crop_flips(const std::filesystem::path& path, const TorchWorkerSetup& s, int64_t epoch, size_t samples) {
+  Rng rng = augment_rng(s.seed, epoch, s.rank);
+  std::string bytes;
+  bytes.reserve(3 * samples);
+  for (size_t i = 0; i < samples; ++i) {
+    const CropFlip choice = draw_crop_flip(rng, kAugmentPad);
+    bytes += static_cast<char>(choice.dy);
+    bytes += static_cast<char>(choice.dx);
+    bytes += static_cast<char>(choice.flip ? 1 : 0);
+  }
+  write_file_atomically(path, bytes);
+}
+
+// config.json, parameters.json, init-weights.bin, order-<epoch>.bin and, where the data is
+// augmented, augment-<epoch>.bin, as pytorch/README.md says.
 void write_input(const TorchWorkerSetup& s) {
   std::filesystem::create_directories(s.input_dir);
   nlohmann::json config = s.config;
@@ -48,6 +66,7 @@ void write_input(const TorchWorkerSetup& s) {
   for (int64_t epoch = 1; epoch <= s.epochs; ++epoch) {
     const std::vector<int64_t> order = shard_indices(s.train->size(), s.rank, s.world, s.seed, epoch);
     write_binary(s.input_dir / fmt::format("order-{}.bin", epoch), order.data(), order.size() * sizeof(int64_t));
+    if (s.augment) write_crop_flips(s.input_dir / fmt::format("augment-{}.bin", epoch), s, epoch, order.size());
   }
 }
 

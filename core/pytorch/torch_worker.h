@@ -25,7 +25,7 @@ namespace dtbench {
 
 struct TorchWorkerSetup {
   nlohmann::json config;                // config.json's keys (pytorch/README.md) but the data's normalisation
-  std::filesystem::path input_dir;      // written here: config, parameters, weights, orders
+  std::filesystem::path input_dir;      // written here: config, parameters, weights, orders, crops
   std::filesystem::path worker_script;  // pytorch/worker.py
   std::string python = "/usr/bin/python3";
   const Model* model = nullptr;         // its parameter list and initial weights
@@ -33,6 +33,7 @@ struct TorchWorkerSetup {
   int rank = 0, world = 1;
   uint64_t seed = 1;
   int64_t epochs = 1;
+  bool augment = false;                 // dataset.augment: write each epoch's crops and flips
 };
 
 // The interpreter with Debian's python3-torch: $DTBENCH_PYTHON, else /usr/bin/python3 (another

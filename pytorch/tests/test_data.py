@@ -158,6 +158,20 @@ class Floats(unittest.TestCase):
         image = np.full((1, 1, 28, 28), 0.3712, np.float32)
         self.assertTrue(np.all(data.resize_bilinear(image, 64, 64) == np.float32(0.3712)))
 
+    def test_crop_flip_is_dtbench_formula_for_every_pixel(self):
+        raw = np.random.default_rng(5).integers(1, 256, (4, 2, 6, 5), dtype=np.uint8)
+        crops = np.array([[4, 4, 0], [0, 8, 1], [8, 0, 0], [3, 6, 1]], dtype=np.uint8)
+        got = data.crop_flip(raw, crops)
+        pad = data.AUGMENT_PAD
+        for i, (dy, dx, flip) in enumerate(crops.astype(int)):
+            for c in range(2):
+                for y in range(6):
+                    for x in range(5):
+                        sy, sx = y + dy - pad, (5 - 1 - x if flip else x) + dx - pad
+                        inside = 0 <= sy < 6 and 0 <= sx < 5
+                        self.assertEqual(got[i, c, y, x], raw[i, c, sy, sx] if inside else 0, (i, c, y, x))
+        np.testing.assert_array_equal(got[0], raw[0])  # dy = dx = pad, no flip: the identity
+
     def test_batch_maker_normalises_then_resizes(self):
         pixels = np.random.default_rng(4).integers(0, 256, (3, 1, 28, 28), dtype=np.uint8)
         maker = data.BatchMaker(data.Dataset(pixels, np.arange(3), 10, "t"), [0.25], [0.5], 32)

@@ -151,8 +151,15 @@ class BadInput(unittest.TestCase):
         self.assertIn("model is 'resnet34'; expected one of mlp, lenet5",
                       self.refused("model", edit=self.set_model("resnet34")))
 
-    def test_augment_is_refused_for_now(self):
-        self.assertIn("augment", self.refused("augment", augment=True))
+    def test_augment_without_its_crops_names_the_file(self):
+        self.assertIn("augment-1.bin does not exist", self.refused("augment", augment=True))
+
+    def test_crops_of_the_wrong_size_are_refused(self):
+        def short_crops(directory):
+            with open(os.path.join(directory, "augment-1.bin"), "wb") as f:
+                f.write(bytes(3 * 63))
+        self.assertIn("expected 3 bytes (dy, dx, flip) for each of the epoch's 64 samples, found 189",
+                      self.refused("augment-short", edit=short_crops, augment=True))
 
     def test_input_the_model_cannot_take(self):
         self.assertIn("model vgg16 cannot take input (1, 28, 28)", self.refused("vgg", edit=self.set_model("vgg16")))

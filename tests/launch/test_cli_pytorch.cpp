@@ -75,6 +75,25 @@ TEST_F(CliPytorch, BothEnginesTrainTheSameWeightsFromTheSameStart) {
   }
 }
 
+// dataset.augment: the PyTorch worker crops and flips each sample as dtbench's loader drew it, so the
+// two engines still train on the same images — and a worker that did not would be caught here.
+TEST_F(CliPytorch, AugmentedTrainingCropsAndFlipsTheSameImagesInBothEngines) {
+  const fs::path data = synth("cifar10", 512, 64);
+  const std::string run = " --set model=lenet5 --set dataset.format=cifar10 --set dataset.path=" + data.string() +
+                          " --set steps=2 --set batch=32 --set threads=1 --set seed=5 --set optimizer.lr=0.05" +
+                          " --set save_weights=true";
+  const auto weights = [&](const std::string& name, const std::string& settings) {
+    const Outcome r = dtbench("train" + run + settings + " --set output=" + (root_ / name).string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return read_weights(testing::only_child(root_ / name) / "weights.bin");
+  };
+  const auto ours = weights("dtbench", " --set dataset.augment=true");
+  const auto theirs = weights("pytorch", " --set dataset.augment=true --set engine=pytorch");
+  EXPECT_LT(largest_difference(ours, theirs), 1e-4);
+  const auto unaugmented = weights("pytorch-plain", " --set dataset.augment=false --set engine=pytorch");
+  EXPECT_GT(largest_difference(ours, unaugmented), 1e-3) << "the crops changed nothing: the test could not tell";
+}
+
 TEST_F(CliPytorch, TwoDdpWorkersUnderMpirunEndWithIdenticalWeights) {
   const fs::path data = synth("idx", 2560, 256);
   const Outcome r = testing::shell(testing::mpirun(2) + " train" + lenet(data, 10) +
