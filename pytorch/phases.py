@@ -9,8 +9,10 @@
   update    optimizer.step() and zero_grad()
   other     the rest of the step: total minus the above
   total     from the end of the previous step (the epoch's start for its first) to this one's end
-comm_total is the sum over buckets of each bucket's allreduce time (hand-over to completion),
-hidden or not, as dtbench's comm_total.
+comm_total is the sum over buckets of each bucket's allreduce time, hidden or not, as dtbench's
+comm_total: from when gloo could start it (its hand-over, or the previous bucket's completion if
+later: gloo runs one collective at a time) to its completion. bucket_spans gives each bucket's
+hand-over (ready), start and end, in seconds from backward's start, and its bytes.
 """
 import threading
 import time
@@ -29,12 +31,14 @@ class BucketTimes:
 
     handed: List[float] = field(default_factory=list)
     completed: List[float] = field(default_factory=list)
+    sizes: List[int] = field(default_factory=list)  # bytes, in hand-over order
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def clear(self) -> None:
         with self.lock:
             self.handed.clear()
             self.completed.clear()
+            self.sizes.clear()
 
 
 # No `from __future__ import annotations` in this file: DDP checks the hook's annotations as objects.
@@ -43,9 +47,10 @@ def timed_allreduce_hook(state: BucketTimes, bucket: dist.GradBucket) -> torch.f
     bucket by the world size, then allreduce it asynchronously), timestamping the hand-over and,
     from the future's callback, the completion."""
     handed = now()
+    tensor = bucket.buffer()
     with state.lock:
         state.handed.append(handed)
-    tensor = bucket.buffer()
+        state.sizes.append(tensor.numel() * tensor.element_size())
     tensor.div_(dist.get_world_size())
     future = dist.all_reduce(tensor, async_op=True).get_future()
 
@@ -69,6 +74,7 @@ class StepPhases:
     total: float
     comm_total: float
     buckets: int
+    bucket_spans: List[List[float]] = field(default_factory=list)  # [ready, start, end, bytes] each
 
 
 def split_step(start: float, load_start: float, forward_start: float, backward_start: float,
@@ -77,16 +83,22 @@ def split_step(start: float, load_start: float, forward_start: float, backward_s
     `start` is the previous step's end; the gap before `load_start` (the previous step's event
     being written) is part of other. The update runs from backward_end to step_end."""
     backward_compute_end = backward_end
-    comm_total, count = 0.0, 0
+    comm_total, count, spans = 0.0, 0, []
     if buckets is not None:
         with buckets.lock:
-            handed, completed = list(buckets.handed), list(buckets.completed)
+            handed, completed, sizes = list(buckets.handed), list(buckets.completed), list(buckets.sizes)
         count = len(handed)
         if handed:
             backward_compute_end = min(max(handed), backward_end)
         # The n-th completion belongs to the n-th hand-over: gloo runs a process group's
-        # collectives in order, so buckets complete in the order they were handed over.
-        comm_total = sum(max(0.0, done - given) for given, done in zip(handed, completed))
+        # collectives in order, one at a time, so a bucket starts when it is handed over or when
+        # the one before it completes, and buckets complete in the order they were handed over.
+        previous_done = backward_start
+        for given, done, size in zip(handed, completed, sizes):
+            begun = min(max(given, previous_done), done)
+            comm_total += done - begun
+            spans.append([given - backward_start, begun - backward_start, done - backward_start, size])
+            previous_done = done
     load = forward_start - load_start
     forward = backward_start - forward_start
     backward = backward_compute_end - backward_start
@@ -94,4 +106,4 @@ def split_step(start: float, load_start: float, forward_start: float, backward_s
     update = step_end - backward_end
     total = step_end - start
     other = max(0.0, total - load - forward - backward - comm - update)
-    return StepPhases(load, forward, backward, comm, update, other, total, comm_total, count)
+    return StepPhases(load, forward, backward, comm, update, other, total, comm_total, count, spans)

@@ -315,7 +315,8 @@ class Worker:
             images += count
             self.events.send("step", epoch=epoch, step=global_step, load=times.load, forward=times.forward,
                              backward=times.backward, comm=times.comm, update=times.update, other=times.other,
-                             total=times.total, comm_total=times.comm_total, buckets=times.buckets, loss=loss,
+                             total=times.total, comm_total=times.comm_total, buckets=times.buckets,
+                             bucket_spans=times.bucket_spans, loss=loss,
                              correct=correct, images=count, start_unix_s=self.clock.unix(start))
             global_step += 1
         steps_end = previous_end

@@ -16,6 +16,7 @@
 
 #include "core/data/shard.h"
 #include "core/data/transforms.h"
+#include "core/profile/comm_timings.h"
 #include "core/profile/profiler.h"
 #include "core/util/error.h"
 #include "core/util/files.h"
@@ -90,6 +91,27 @@ TraceStep trace_step(const nlohmann::json& event, const StepTimes& step, const R
   t.comm_seconds = step[Phase::Comm];
   t.update_seconds = step[Phase::Update];
   return t;
+}
+
+// The step's buckets as the worker timed them (`bucket_spans`: [ready, start, end, bytes], seconds
+// from backward's start), on the run's steady clock from `backward_start`. Absent: none.
+void read_bucket_spans(const nlohmann::json& event, std::chrono::steady_clock::time_point backward_start,
+                       std::vector<CommSpan>& spans) {
+  spans.clear();
+  const auto found = event.find("bucket_spans");
+  if (found == event.end()) return;
+  const auto at = [&](const nlohmann::json& seconds) {
+    return backward_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                std::chrono::duration<double>(seconds.get<double>()));
+  };
+  for (const auto& bucket : *found) {
+    spans.push_back({.what = "allreduce bucket",
+                     .index = static_cast<int>(spans.size()),
+                     .bytes = bucket.at(3).get<int64_t>(),
+                     .ready = at(bucket.at(0)),
+                     .start = at(bucket.at(1)),
+                     .end = at(bucket.at(2))});
+  }
 }
 
 }  // namespace
@@ -205,6 +227,8 @@ EpochResult TorchWorker::run_epoch(const RunClock& clock, TraceWriter* trace) {
   EpochResult result;
   double loss_sum = 0.0;
   int64_t correct = 0;
+  CommTimings comm_timings;
+  std::vector<CommSpan> spans;
   for (;;) {
     const nlohmann::json event = next_event();
     const std::string kind = event.value("event", "");
@@ -217,11 +241,14 @@ EpochResult TorchWorker::run_epoch(const RunClock& clock, TraceWriter* trace) {
       step[Phase::Update] = number(event, "update");
       step[Phase::Other] = number(event, "other");
       step.total = number(event, "total");
+      TraceStep timeline = trace_step(event, step, clock);
+      read_bucket_spans(event, timeline.backward_start, spans);
+      comm_timings.record(timeline.backward_start, spans);
       if (trace != nullptr) {
         const auto in_epoch = static_cast<int64_t>(result.steps.size());
         if (trace->traces(in_epoch)) {
-          trace->record_step(event.at("epoch").get<int64_t>(), in_epoch, event.at("step").get<int64_t>(),
-                             trace_step(event, step, clock));
+          timeline.comm_spans = spans;
+          trace->record_step(event.at("epoch").get<int64_t>(), in_epoch, event.at("step").get<int64_t>(), timeline);
         }
       }
       result.steps.push_back(step);
@@ -237,6 +264,7 @@ EpochResult TorchWorker::run_epoch(const RunClock& clock, TraceWriter* trace) {
     if (kind != "epoch") fail(event);
     result.epoch = event.at("epoch").get<int64_t>();
     result.phases = summarize_steps(result.steps);
+    result.comm_timings = comm_timings.means();
     result.phases.epoch = result.epoch;
     result.sync_total.hidden = result.sync_total.comm_total - result.sync_total.comm;
     result.sync_total.transfer = result.sync_total.comm_total;

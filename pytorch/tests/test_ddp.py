@@ -93,6 +93,16 @@ class TwoWorkers(unittest.TestCase):
                     self.assertGreaterEqual(step["comm"], 0)
                     self.assertGreaterEqual(step["backward"], 0)
                     self.assertGreaterEqual(step["other"], 0)
+                    # Each bucket's span: handed over within backward, started no earlier, ended
+                    # later; their busy times are comm_total; their bytes the whole gradient.
+                    spans = step["bucket_spans"]
+                    self.assertEqual(len(spans), step["buckets"])
+                    for ready, begun, done, _ in spans:
+                        self.assertLessEqual(0, ready)
+                        self.assertLessEqual(ready, begun)
+                        self.assertLessEqual(begun, done)
+                    self.assertAlmostEqual(sum(done - begun for _, begun, done, _ in spans), step["comm_total"])
+                    self.assertEqual(sum(size for *_, size in spans), 61706 * 4)
 
             # One worker with the doubled batch trains on the same samples: the same weights, up
             # to the order of float additions.

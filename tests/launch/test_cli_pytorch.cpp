@@ -113,6 +113,19 @@ TEST_F(CliPytorch, TwoDdpWorkersUnderMpirunEndWithIdenticalWeights) {
   const auto& split = report["epochs"].at(0)["comm_split"];
   EXPECT_GT(split["comm_total_s"].get<double>(), 0.0) << split;
   EXPECT_GE(split["comm_total_s"].get<double>(), report["epochs"].at(0)["phases"]["comm"]["sum_s"].get<double>());
+  // Each bucket as the worker's DDP hook timed it, in dtbench's terms: LeNet-5's 247 KB in 50 KB
+  // buckets are 2 from the second step on (DDP reduces the first step's gradient as one bucket).
+  const auto& epoch = first["epochs"].at(0);
+  ASSERT_EQ(epoch["comm_timings"].size(), 2u) << epoch.dump(2);
+  for (const auto& bucket : epoch["comm_timings"]) {
+    EXPECT_EQ(bucket["what"], "allreduce bucket");
+    EXPECT_GE(bucket["steps"].get<int>(), epoch["steps"].get<int>() - 1) << bucket;
+    EXPECT_GE(bucket["ready_s"].get<double>(), 0.0) << bucket;
+    EXPECT_LE(bucket["ready_s"].get<double>(), bucket["start_s"].get<double>()) << bucket;
+    EXPECT_LT(bucket["start_s"].get<double>(), bucket["end_s"].get<double>()) << bucket;
+  }
+  // ... and on the timeline, as dtbench's buckets are.
+  EXPECT_NE(testing::read_text(run / "trace-0.json").find("allreduce bucket 1"), std::string::npos);
   // `dtbench report` names the engine where it is not dtbench's.
   const Outcome shown = dtbench("report " + run.string());
   ASSERT_EQ(shown.exit_code, 0) << shown.output;

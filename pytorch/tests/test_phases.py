@@ -1,0 +1,41 @@
+"""A step's phases and its buckets' spans from the clock reads and DDP's hand-overs and
+completions (phases.split_step), on times chosen by hand."""
+from __future__ import annotations
+
+import unittest
+
+from worker_input import TORCH_MISSING
+
+if not TORCH_MISSING:
+    import phases
+
+
+@unittest.skipIf(TORCH_MISSING, TORCH_MISSING)
+class SplitStep(unittest.TestCase):
+    def test_a_bucket_handed_over_while_the_one_before_runs_starts_when_that_one_ends(self):
+        buckets = phases.BucketTimes()
+        buckets.handed += [1.0, 1.5]
+        buckets.completed += [1.8, 2.0]
+        buckets.sizes += [400, 100]
+        # previous step ended at 0, load from 0.1, forward from 0.2, backward from 0.5 to 2.0,
+        # the update until 2.5.
+        got = phases.split_step(0.0, 0.1, 0.2, 0.5, 2.0, 2.5, buckets)
+        self.assertAlmostEqual(got.backward, 1.0)  # to the last hand-over
+        self.assertAlmostEqual(got.comm, 0.5)      # from it to backward()'s return
+        self.assertAlmostEqual(got.update, 0.5)
+        self.assertAlmostEqual(got.other, 0.1)
+        self.assertEqual(got.buckets, 2)
+        expected = [[0.5, 0.5, 1.3, 400], [1.0, 1.3, 1.5, 100]]  # the second waited 0.3 s for gloo
+        for span, want in zip(got.bucket_spans, expected):
+            for value, wanted in zip(span, want):
+                self.assertAlmostEqual(value, wanted)
+        self.assertAlmostEqual(got.comm_total, 0.8 + 0.2)
+
+    def test_without_buckets_backward_runs_to_its_return_and_nothing_is_communicated(self):
+        got = phases.split_step(0.0, 0.0, 0.1, 0.3, 0.9, 1.0, None)
+        self.assertAlmostEqual(got.backward, 0.6)
+        self.assertEqual((got.comm, got.comm_total, got.buckets, got.bucket_spans), (0.0, 0.0, 0, []))
+
+
+if __name__ == "__main__":
+    unittest.main()
