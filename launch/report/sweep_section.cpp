@@ -41,14 +41,17 @@ SweepConfigurationView configuration_view(const json& c, const fs::path& dir) {
   SweepConfigurationView view;
   view.id = c.value("id", std::string());
   std::vector<std::pair<std::string, std::string>> values;
-  std::vector<std::string> workload;
+  std::vector<std::string> workload, network;
   const json axis_values = c.value("values", json::object());  // kept: items() refers into it
   for (const auto& [axis, value] : axis_values.items()) {
     values.emplace_back(axis, text_of(value));
     if (is_workload_axis(axis)) workload.push_back(text_of(value));
+    if (is_network_axis(axis)) network.push_back(text_of(value));
   }
-  view.label = short_configuration_label(values, c.value("transport", std::string()), c.value("workers", int64_t{1}));
+  view.label = short_configuration_label(values, c.value("transport", std::string()), c.value("workers", int64_t{1}),
+                                         c.value("engine", std::string("dtbench")));
   view.workload = fmt::format("{}", fmt::join(workload, " "));
+  if (!network.empty()) view.workload += fmt::format("{}{}", view.workload.empty() ? "" : ", ", fmt::join(network, " "));
   view.stats = c.value("stats", json::object());
   view.measured = c.value("measured", int64_t{0});
   view.complete = c.value("complete", int64_t{0});
@@ -84,11 +87,20 @@ bool is_workload_axis(const std::string& axis) {
   return axis == "workload" || axis == "model" || axis.starts_with("dataset.") || axis.starts_with("data.");
 }
 
+bool is_network_axis(const std::string& axis) { return axis == "network" || axis == "link"; }
+
 std::string short_configuration_label(const std::vector<std::pair<std::string, std::string>>& values,
-                                      const std::string& transport, int64_t workers) {
-  std::string label = fmt::format("{} x{}", transport, workers);
+                                      const std::string& transport, int64_t workers, const std::string& engine) {
+  // Another engine's runs say so, as a run's own report does ("pytorch ddp x3").
+  const std::string trainer = engine == "dtbench" || engine.empty() ? transport : engine + " " + transport;
+  std::string label = fmt::format("{} x{}", trainer, workers);
   for (const auto& [axis, value] : values) {
-    if (axis == "transport" || axis == "workers" || is_workload_axis(axis)) continue;
+    // The label's own words as another axis's value ("configuration: ring", "pytorch-ddp") say
+    // them twice.
+    if (axis == "transport" || axis == "workers" || is_workload_axis(axis) || value == transport ||
+        value == engine + "-" + transport) {
+      continue;
+    }
     // A bare number says nothing without its axis: "@delay_ms=20"; a word says itself: "@1gbit".
     const bool number = !value.empty() && value.find_first_not_of("0123456789.-") == std::string::npos;
     label += number ? fmt::format(" @{}={}", axis.substr(axis.rfind('.') + 1), value) : " @" + value;

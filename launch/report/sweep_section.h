@@ -18,7 +18,9 @@ namespace dtbench {
 struct SweepConfigurationView {
   std::string id;         // the configuration's folder name
   std::string label;      // short: "ring x3 @1gbit"
-  std::string workload;   // the values of its workload axes ("resnet18-cifar10"); "" for one workload
+  // What it is judged among: the values of its workload axes, then of its network axes
+  // ("resnet18-cifar10", "lenet5, 3-hosts-1gbit"); "" for one workload on one network.
+  std::string workload;
   std::vector<std::filesystem::path> measured_runs;  // complete, not warm-up
   nlohmann::json stats;   // results.json's stats: metric -> {n, median, min, max}
   int64_t measured = 0, complete = 0;
@@ -37,12 +39,17 @@ std::optional<SweepView> find_sweep(const std::vector<std::filesystem::path>& ru
 // From results.json (at `dir`), for tests.
 SweepView sweep_view(const nlohmann::json& results, const std::filesystem::path& dir);
 
-// A short label from a configuration's axis values: transport and workers, then every other
-// axis's value after "@" ("ring x3 @1gbit"); workload axes (workload, model, dataset.*) are left
-// to the grouping. `values`: axis -> value, in axis order.
+// A short label from a configuration's axis values: engine (unless dtbench's), transport and
+// workers, then every other axis's value after "@" ("ring x3 @1gbit", "pytorch ddp x3");
+// workload axes (workload, model, dataset.*) are left to the grouping, and a value that repeats
+// the label's own words is left out. `values`: axis -> value, in axis order.
 std::string short_configuration_label(const std::vector<std::pair<std::string, std::string>>& values,
-                                      const std::string& transport, int64_t workers);
+                                      const std::string& transport, int64_t workers,
+                                      const std::string& engine = "dtbench");
 bool is_workload_axis(const std::string& axis);
+// `network`, `link`: the cluster a user has, not a choice among transports — its configurations are
+// judged (tables, charts, the verdict) apart from another network's, as another workload's are.
+bool is_network_axis(const std::string& axis);
 
 // Per workload: median [min - max] of the run time, throughput and accuracy, and the comparison
 // with the baseline (ratio, p) from results.json.

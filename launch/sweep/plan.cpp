@@ -388,6 +388,7 @@ void resolve_configuration(const SweepBlueprint& sweep, bool have_mpirun, SweepC
     fail_input("sweep {}, configuration {}: {}", sweep.source.string(), c.id, error.what());
   }
   c.transport = bp.transport;
+  c.engine = bp.engine;
   const bool synthesized_later = std::any_of(sweep.synthesize.begin(), sweep.synthesize.end(),
                                              [&](const SweepSynthesis& s) { return normal(s.path) == normal(bp.data.path); });
   if (c.transport == "none" && c.workers > 1) {

@@ -106,6 +106,7 @@ struct SweepConfiguration {
   std::filesystem::path base;          // empty: the built-in blueprint
   std::vector<std::string> overrides;  // the sweep's `set` then this configuration's blueprint keys
   std::string transport;
+  std::string engine = "dtbench";  // who trains: dtbench, or pytorch
   int64_t workers = 1;
   int64_t servers = 1;
   std::optional<SweepCluster> cluster;  // the emulated cluster its runs need

@@ -324,7 +324,7 @@ nlohmann::json configuration_json(const ConfigurationResult& r) {
   }
   return {{"id", r.configuration.id}, {"values", values},
           {"workers", r.configuration.workers}, {"servers", r.configuration.servers},
-          {"transport", r.configuration.transport},
+          {"transport", r.configuration.transport}, {"engine", r.configuration.engine},
           {"missing", r.configuration.missing.empty() ? nlohmann::json(nullptr)
                                                        : nlohmann::json(r.configuration.missing)},
           {"measured", r.measured}, {"complete", r.complete}, {"capped", r.capped},

@@ -132,6 +132,34 @@ TEST_F(CliPytorch, TwoDdpWorkersUnderMpirunEndWithIdenticalWeights) {
   EXPECT_NE(shown.output.find("pytorch ddp x2"), std::string::npos) << shown.output;
 }
 
+// A sweep with the engine as an axis: results.json names each configuration's engine, and the
+// report's verdict ranks PyTorch DDP beside dtbench's ring, labelled as a run's own report does.
+TEST_F(CliPytorch, ASweepOverEngineAndTransportRendersAVerdictComparingThem) {
+  const fs::path data = synth("idx", 512, 64);
+  const fs::path file = root_ / "engines.yaml";
+  std::ofstream(file) << "name: engines\nworkers: 2\nrepetitions: 1\nwarmup: 0\n"
+                      << "set: {model: lenet5, steps: 4, batch: 32, threads: 1, profile.trace_steps: 0, dataset.path: "
+                      << data.string() << "}\naxes:\n  configuration:\n"
+                      << "    - {label: ring, engine: dtbench, transport: ring}\n"
+                      << "    - {label: pytorch-ddp, engine: pytorch, transport: ddp}\n"
+                      << "compare: {axis: configuration, baseline: ring, metric: step_ms}\n"
+                      << "output: " << (root_ / "out").string() << "\n";
+  const Outcome r = dtbench("sweep " + file.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto results = read_json(root_ / "out" / "engines" / "results.json");
+  ASSERT_EQ(results["configurations"].size(), 2u);
+  EXPECT_EQ(results["configurations"][0]["engine"], "dtbench");
+  EXPECT_EQ(results["configurations"][1]["engine"], "pytorch");
+  EXPECT_EQ(results["configurations"][1]["complete"], 1) << results["configurations"][1];
+  const std::string report = testing::read_text(root_ / "out" / "engines" / "report" / "report.md");
+  const size_t verdict = report.find("## Verdict");
+  ASSERT_NE(verdict, std::string::npos) << report;
+  const std::string findings = report.substr(verdict, report.find("\n## ", verdict + 1) - verdict);
+  EXPECT_NE(findings.find("ring x2"), std::string::npos) << findings;
+  EXPECT_NE(findings.find("pytorch ddp x2"), std::string::npos) << findings;
+  EXPECT_EQ(findings.find("@pytorch-ddp"), std::string::npos) << findings;
+}
+
 TEST_F(CliPytorch, WithoutTorchOrWithATransportItLacksTheEngineSaysWhatIsMissing) {
   const fs::path data = synth("idx", 640, 64);
   // A python that cannot import torch: Debian's dist-packages are not on its path without `site`.

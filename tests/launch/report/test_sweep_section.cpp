@@ -43,6 +43,29 @@ TEST(SweepSection, ShortLabels) {
   EXPECT_EQ(short_configuration_label({{"straggler.delay_ms", "20"}, {"transport", "mpi"}}, "mpi", 2),
             "mpi x2 @delay_ms=20");
   EXPECT_EQ(short_configuration_label({{"workload", "resnet18-cifar10"}, {"workers", "4"}}, "ring", 4), "ring x4");
+  EXPECT_EQ(short_configuration_label({{"configuration", "ring"}, {"network", "3-hosts"}}, "ring", 3), "ring x3 @3-hosts");
+  EXPECT_EQ(short_configuration_label({{"configuration", "pytorch-ddp"}}, "ddp", 3, "pytorch"), "pytorch ddp x3");
+}
+
+// Configurations on different networks are judged apart, as different workloads are: a user picks
+// a transport for the cluster they have.
+TEST(SweepSection, EachNetworkIsJudgedApart) {
+  json r = {{"sweep", "engines-cluster"}, {"repetitions", 2}};
+  for (const std::string network : {"1gbit", "10gbit"}) {
+    for (const std::string transport : {"ring", "ddp"}) {
+      json c = configuration("lenet5", transport, transport == "ring" ? 10 : 20);
+      c["id"] = "network=" + network + "," + c["id"].get<std::string>();
+      c["values"] = {{"network", network}, {"workload", "lenet5"}, {"configuration", transport}};
+      r["configurations"].push_back(c);
+    }
+  }
+  const SweepView view = sweep_view(r, "/s");
+  ASSERT_EQ(view.configurations.size(), 4u);
+  EXPECT_EQ(view.configurations[0].workload, "lenet5, 1gbit");
+  EXPECT_EQ(view.configurations[3].workload, "lenet5, 10gbit");
+  EXPECT_EQ(view.configurations[3].label, "ddp x3 @10gbit");
+  EXPECT_EQ(sweep_result_tables(view).size(), 2u);
+  EXPECT_EQ(sweep_charts(view).size(), 2u);
 }
 
 TEST(SweepSection, MeasuredRunsOnlyUnderTheSweepDirectory) {
