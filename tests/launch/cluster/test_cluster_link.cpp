@@ -2,8 +2,10 @@
 // time at the rate, and one stream fills the link, each way. Run alone by CTest: the figures are
 // of the two cores, which a neighbouring test would share.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <regex>
+#include <thread>
 
 #include "launch/cluster/naming.h"
 #include "launch/cluster/registry.h"
@@ -46,11 +48,14 @@ TEST_F(ClusterLink, AnIdleLinkSendsNoFasterThanItsRateAndOneStreamFillsIt) {
       EXPECT_GE(times.after_idle_s, 0.95 * at_rate) << "host " << from << " -> host " << to << ", " << size << " B";
       EXPECT_GE(times.back_to_back_s, 0.95 * at_rate) << "host " << from << " -> host " << to << ", " << size << " B";
     }
-    // The stream's steady rate (the median of its 100 ms windows) and best of three: on a 2-core
-    // virtual machine a stream can lose a moment, or all of it, to whatever else runs (a stall of
-    // 100 ms in one of ten 1 s iperf3 runs, with no packet dropped by the shaping).
+    // The stream's steady rate (the median of its 100 ms windows) and best of five, 3 s apart: on
+    // a 2-core virtual machine a stream can lose a moment, or all of it, to whatever else runs (a
+    // stall of 100 ms in one of ten 1 s iperf3 runs, with no packet dropped by the shaping), and
+    // the machine itself can be slow for seconds (a CI run: every figure of this test 5-40 %
+    // slower for 15 s, the stream 0.90-0.93 in three tries; alone, here, 0.975-0.999).
     double best = 0;
-    for (int attempt = 0; attempt < 3 && best < 0.95; ++attempt) {
+    for (int attempt = 0; attempt < 5 && best < 0.95; ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(std::chrono::seconds(3));
       const auto stream = testing::tcp_stream(from_ns, to_ns, to_address, 2.0);
       ASSERT_TRUE(stream.connected) << "host " << from << " could not connect to host " << to;
       best = std::max(best, stream.steady_gbit_per_s() * 1e9 / kPayloadPerWireByte / kRate);
