@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -18,38 +19,42 @@ namespace dtbench {
 
 namespace {
 
-std::string interface_address(const std::string& iface) {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) throw IoError(fmt::format("getifaddrs: {}", std::strerror(errno)));
-  std::string found;
-  for (const ifaddrs* a = list; a != nullptr && found.empty(); a = a->ifa_next) {
-    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET || (a->ifa_flags & IFF_UP) == 0) continue;
-    if (iface.empty() ? (a->ifa_flags & IFF_LOOPBACK) != 0 : iface != a->ifa_name) continue;
-    char text[INET_ADDRSTRLEN] = {};
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof(text));
-    found = text;
-  }
-  freeifaddrs(list);
-  if (found.empty()) {
-    throw IoError(iface.empty() ? std::string("no network interface up with an IPv4 address for DDP's rendezvous")
-                                : fmt::format("comm.iface {}: no IPv4 address on it for DDP's rendezvous", iface));
-  }
-  return found;
-}
+struct Ipv4Interface {
+  std::string name, address;
+  bool up = false, loopback = false;
+};
 
-// The interface that holds `local`, an address of this host.
-std::string interface_holding(const std::string& local) {
+// This host's interfaces with an IPv4 address, in getifaddrs' order.
+std::vector<Ipv4Interface> ipv4_interfaces() {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) throw IoError(fmt::format("getifaddrs: {}", std::strerror(errno)));
-  std::string found;
-  for (const ifaddrs* a = list; a != nullptr && found.empty(); a = a->ifa_next) {
+  std::vector<Ipv4Interface> found;
+  for (const ifaddrs* a = list; a != nullptr; a = a->ifa_next) {
     if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
     char text[INET_ADDRSTRLEN] = {};
     inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof(text));
-    if (local == text) found = a->ifa_name;
+    found.push_back({.name = a->ifa_name, .address = text, .up = (a->ifa_flags & IFF_UP) != 0,
+                     .loopback = (a->ifa_flags & IFF_LOOPBACK) != 0});
   }
   freeifaddrs(list);
   return found;
+}
+
+// The address of `iface`, or of the first interface up that is not loopback.
+std::string interface_address(const std::string& iface) {
+  for (const Ipv4Interface& i : ipv4_interfaces()) {
+    if (i.up && (iface.empty() ? !i.loopback : iface == i.name)) return i.address;
+  }
+  throw IoError(iface.empty() ? std::string("no network interface up with an IPv4 address for DDP's rendezvous")
+                              : fmt::format("comm.iface {}: no IPv4 address on it for DDP's rendezvous", iface));
+}
+
+// The interface that holds `local`, an address of this host; "" if none does.
+std::string interface_holding(const std::string& local) {
+  for (const Ipv4Interface& i : ipv4_interfaces()) {
+    if (i.address == local) return i.name;
+  }
+  return "";
 }
 
 // The address this host sends from towards `peer`: the kernel's route, asked by connecting a UDP

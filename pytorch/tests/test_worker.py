@@ -161,6 +161,13 @@ class BadInput(unittest.TestCase):
         self.assertIn("expected 3 bytes (dy, dx, flip) for each of the epoch's 64 samples, found 189",
                       self.refused("augment-short", edit=short_crops, augment=True))
 
+    def test_a_crop_past_the_padding_is_refused(self):
+        def far_crop(directory):
+            with open(os.path.join(directory, "augment-1.bin"), "wb") as f:
+                f.write(bytes([4, 9, 0]) + bytes(3 * 63))  # dx 9: past the 4-pixel padding
+        self.assertIn("dy and dx must lie in 0..8 and flip in 0..1",
+                      self.refused("augment-far", edit=far_crop, augment=True))
+
     def test_input_the_model_cannot_take(self):
         self.assertIn("model vgg16 cannot take input (1, 28, 28)", self.refused("vgg", edit=self.set_model("vgg16")))
 
