@@ -11,6 +11,7 @@
 
 #include "allreduce/mpi_check.h"
 #include "allreduce/mpi_session.h"
+#include "allreduce/ring_chunk.h"
 #include "core/device/device.h"
 #include "core/util/clock.h"
 
@@ -29,8 +30,8 @@ AllreduceTransport::AllreduceTransport(OptimizerConfig optimizer, AllreduceTrans
   if (options_.overlap && options_.bucket_bytes <= 0) {
     fail_input("comm.overlap needs buckets: set comm.bucket_mb > 0 (overlap reduces bucket by bucket)");
   }
-  if (options_.chunk_bytes < static_cast<int64_t>(sizeof(float))) {
-    fail_input("comm.chunk_kb must be positive, got {} bytes", options_.chunk_bytes);
+  if (options_.chunk_bytes < 0) {
+    fail_input("comm.chunk_kb must be >= 0 (0: chosen per path), got {} bytes", options_.chunk_bytes);
   }
 }
 
@@ -90,7 +91,10 @@ void AllreduceTransport::start(Model& model) {
     }
   }
   if (options_.algorithm == AllreduceAlgorithm::Ring) {
-    shared_ = SharedRing::open(options_.ring_path, comm_, options_.chunk_bytes, wait_policy({}));
+    const int64_t slot = options_.chunk_bytes > 0 ? options_.chunk_bytes : kSharedMemoryChunkBytes;
+    shared_ = SharedRing::open(options_.ring_path, comm_, slot, wait_policy({}));
+    chunk_ = resolve_ring_chunk(options_.chunk_bytes, shared_ != nullptr, comm_,
+                                wait_policy([] { return std::string("agreeing on the ring's chunk"); }));
   }
   const bool overlap = options_.overlap && world_ > 1;
   if (options_.overlap && !options_.threads_allowed) {
@@ -105,7 +109,8 @@ void AllreduceTransport::start(Model& model) {
               {"buckets", buckets_.size()},
               {"bucket_bytes", options_.bucket_bytes},
               {"overlap", thread_.joinable()},
-              {"chunk_bytes", options_.chunk_bytes},
+              {"chunk_bytes", options_.algorithm == AllreduceAlgorithm::Ring ? nlohmann::json(chunk_.bytes) : "-"},
+              {"chunk_source", options_.algorithm == AllreduceAlgorithm::Ring ? chunk_.source : "-"},
               {"ring_path", options_.algorithm != AllreduceAlgorithm::Ring ? "-"
                             : shared_ ? "shared memory" : "messages"},
               {"timeout_seconds", options_.timeout_seconds},
@@ -132,7 +137,7 @@ AllreduceOptions AllreduceTransport::bucket_options(Model& model, const ArenaRan
   o.count = bucket.count;
   o.comm = comm_;
   o.algorithm = options_.algorithm;
-  o.chunk_bytes = options_.chunk_bytes;
+  o.chunk_bytes = chunk_.bytes;
   o.scratch = &scratch_;
   o.watchdog = watchdog_.get();
   o.traffic = &traffic_;

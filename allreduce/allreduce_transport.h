@@ -28,6 +28,7 @@
 #include <utility>
 
 #include "allreduce/allreduce.h"
+#include "allreduce/ring_chunk.h"
 #include "comm/transport.h"
 
 namespace dtbench {
@@ -36,7 +37,7 @@ struct AllreduceTransportOptions {
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::Ring;
   int64_t bucket_bytes = 0;        // 0: one fused buffer
   bool overlap = false;            // reduce buckets during backward; needs bucket_bytes > 0
-  int64_t chunk_bytes = 1 << 20;   // ring pipelining unit
+  int64_t chunk_bytes = 0;         // ring pipelining unit; 0: chosen per path (ring_chunk.h)
   RingPath ring_path = RingPath::Auto;  // ring: shared memory within one host, or messages
   double timeout_seconds = 60.0;   // a peer silent this long ends the run
   bool threads_allowed = true;     // MPI gave us MPI_THREAD_MULTIPLE
@@ -92,6 +93,7 @@ class AllreduceTransport final : public LocalUpdateTransport {
   std::vector<int> params_in_bucket_;
   std::vector<float> scratch_;
   std::unique_ptr<SharedRing> shared_;  // the ring's shared-memory path, when it takes it
+  RingChunk chunk_;                     // the ring's chunk, resolved at start
   std::vector<double> arrivals_;        // every rank's arrival time this step, reused
   std::vector<CommSpan> spans_;         // this step's bucket reductions in the order done, one slot per bucket
   std::unique_ptr<Watchdog> watchdog_;  // for the blocking MPI_Allreduce, with MPI_THREAD_MULTIPLE

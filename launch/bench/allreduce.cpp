@@ -24,6 +24,7 @@
 #include "allreduce/allreduce_verify.h"
 #include "allreduce/mpi_check.h"
 #include "allreduce/mpi_info.h"
+#include "allreduce/ring_chunk.h"
 #include "allreduce/mpi_session.h"
 #include "allreduce/nccl/register.h"
 #include "core/device/device.h"
@@ -41,7 +42,7 @@ struct AllreduceBenchOptions {
   int iterations = 0;  // 0: automatic, about target_ms per size and algorithm
   int warmup = 5;
   double target_ms = 200;
-  int64_t chunk_kb = 1024;
+  int64_t chunk_kb = 0;  // 0: chosen per path (ring_chunk.h)
   std::string ring_path = "auto";
   double timeout_s = 60;
   std::string json;
@@ -69,6 +70,7 @@ struct BenchContext {
   std::vector<float> scratch;  // the ring's receive buffer, reused likewise
   std::unique_ptr<NcclBenchBuffer> nccl;
   std::unique_ptr<SharedRing> shared;  // the ring's shared-memory path, when it takes it
+  RingChunk chunk;                     // the ring's chunk, resolved once the path is known
   WaitPolicy wait;
   Watchdog watchdog;           // keeps the deadline of the blocking MPI_Allreduce
 };
@@ -83,7 +85,7 @@ AllreduceOptions allreduce_options(BenchContext& c, AllreduceAlgorithm algorithm
           .comm = c.comm,
           .algorithm = algorithm,
           .average = false,
-          .chunk_bytes = c.options.chunk_kb * 1024,
+          .chunk_bytes = c.chunk.bytes,
           .tag = 0,
           .wait = c.wait,
           .scratch = &c.scratch,
@@ -152,8 +154,11 @@ void print_header(const BenchContext& c, int hosts) {
   const auto& o = c.options;
   fmt::print("# dtbench bench allreduce: {} ranks on {} host(s); {}; {}\n", c.world, hosts, mpi_library_version(),
              mpi_thread_level());
-  fmt::print("# float32 sum (average=false); ring over {} (--ring-path {}), chunk {} KiB; warm-up {}; iterations {}\n",
-             c.shared ? "shared memory" : "messages", o.ring_path, o.chunk_kb, o.warmup,
+  const std::string ring = c.chunk.bytes == 0 ? std::string("no ring")
+                           : fmt::format("ring over {} (--ring-path {}), chunk {} B: {}",
+                                         c.shared ? "shared memory" : "messages", o.ring_path, c.chunk.bytes,
+                                         c.chunk.source);
+  fmt::print("# float32 sum (average=false); {}; warm-up {}; iterations {}\n", ring, o.warmup,
              o.iterations > 0 ? fmt::format("{}", o.iterations)
                               : fmt::format("automatic (about {} ms per size and algorithm)", o.target_ms));
   if (c.device) {
@@ -221,7 +226,8 @@ void write_json(const BenchContext& c, int hosts, const nlohmann::json& rows) {
       {"mpi_library", mpi_library_version()},
       {"thread_level", mpi_thread_level()},
       {"algorithms", names},            {"datatype", "float32"},
-      {"average", false},               {"chunk_bytes", c.options.chunk_kb * 1024},
+      {"average", false},               {"chunk_bytes", c.chunk.bytes},
+      {"chunk_source", c.chunk.source},
       {"ring_path", c.shared ? "shm" : "messages"},
       {"device", c.device ? c.device->name() : "cpu"},
       {"staged_through_host", c.staging != nullptr},
@@ -303,7 +309,12 @@ void run_allreduce_bench(const AllreduceBenchOptions& options) {
     try {
       open_buffers(c, session.local_rank(), sizes.back() / 4);
       const bool ring = std::find(c.algorithms.begin(), c.algorithms.end(), "ring") != c.algorithms.end();
-      if (ring) c.shared = SharedRing::open(parse_ring_path(options.ring_path), c.comm, options.chunk_kb * 1024, c.wait);
+      if (ring) {
+        const int64_t requested = options.chunk_kb * 1024;
+        c.shared = SharedRing::open(parse_ring_path(options.ring_path), c.comm,
+                                    requested > 0 ? requested : kSharedMemoryChunkBytes, c.wait);
+        c.chunk = resolve_ring_chunk(requested, c.shared != nullptr, c.comm, c.wait);
+      }
       wrong = run_sizes(c, sizes, count_hosts(session, c.comm));
       if (c.shared) c.shared->release(c.wait);
     } catch (const std::exception& error) {
@@ -343,7 +354,10 @@ void add_allreduce_bench(CLI::App& bench) {
   command->add_option("--warmup", options->warmup, "Untimed iterations first")->check(CLI::NonNegativeNumber);
   command->add_option("--target-ms", options->target_ms, "Automatic iteration count: time per size and algorithm")
       ->check(CLI::PositiveNumber);
-  command->add_option("--chunk-kb", options->chunk_kb, "Ring: pipelining chunk in KiB")->check(CLI::PositiveNumber);
+  command->add_option("--chunk-kb", options->chunk_kb,
+                      "Ring: pipelining chunk in KiB (0: the largest eager message over TCP, 1 MiB in shared memory)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   command->add_option("--ring-path", options->ring_path,
                       "Ring: auto (shared memory when every rank is on one host), shm or messages")
       ->check(CLI::IsMember({"auto", "shm", "messages"}))

@@ -287,7 +287,9 @@ void check_ranges(const Blueprint& bp, const std::string& source) {
   require(!bp.name.empty(), source, "name", "a non-empty string", "''");
   require(bp.comm.bucket_mb >= 0, source, "comm.bucket_mb", "a number >= 0 (0: one fused buffer)",
           fmt::format("{}", bp.comm.bucket_mb));
-  require(bp.comm.chunk_kb >= 1, source, "comm.chunk_kb", "an integer >= 1", std::to_string(bp.comm.chunk_kb));
+  require(bp.comm.chunk_kb >= 0, source, "comm.chunk_kb",
+          "an integer >= 0 (0: the largest eager message over TCP, 1 MiB in shared memory)",
+          std::to_string(bp.comm.chunk_kb));
   require(bp.comm.timeout_s > 0, source, "comm.timeout_s", "a number > 0", fmt::format("{}", bp.comm.timeout_s));
   require(bp.straggler.rank >= -1, source, "straggler.rank", "a worker rank, or -1 for none",
           std::to_string(bp.straggler.rank));

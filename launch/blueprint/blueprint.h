@@ -28,7 +28,7 @@ struct DataBlueprint {
 struct CommBlueprint {
   double bucket_mb = 25.0;   // gradient bucket size; 0: the whole arena as one fused buffer
   bool overlap = true;       // reduce buckets while backward is still running
-  int64_t chunk_kb = 1024;   // ring: pipelining unit of each segment
+  int64_t chunk_kb = 0;      // ring: pipelining unit of each segment; 0: chosen per path
   std::string ring_path = "auto";  // ring: auto (shared memory within one host) | shm | messages
   double timeout_s = 60.0;   // a peer silent this long ends the run with an error
   std::string iface;         // network interface for MPI's TCP traffic (btl_tcp_if_include)
