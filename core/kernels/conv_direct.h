@@ -1,7 +1,7 @@
 #pragma once
-// Direct 2-D convolution, stride 1, for layers with very few channels (LeNet-5's first, 1 -> 6 or
-// 3 -> 6), where im2col + sgemm spends its time unrolling and in products too thin for sgemm
-// (M = 6).
+// Direct 2-D convolution, stride 1, for layers with very few channels on planes too large for the
+// lane-interleaved kernel (conv_lanes.h, which now takes LeNet-5's layers), where im2col + sgemm
+// spends its time unrolling and in products too thin for sgemm (M = 6).
 // Same argument and result conventions as conv_gemm.h, whose path stays the reference.
 //
 // Every plane is handled "wide": with the input zero-padded to (Hp, Wp), output pixel (oh, ow)

@@ -2,6 +2,7 @@
 
 #include "core/kernels/conv_direct.h"
 #include "core/kernels/conv_gemm.h"
+#include "core/kernels/conv_lanes.h"
 #include "core/kernels/conv_winograd.h"
 #include "core/util/error.h"
 
@@ -16,10 +17,12 @@ struct ConvKernels {
 };
 
 // The fastest path that applies (each measured against the others on the models' layers):
-// Winograd for 3x3 stride-1 layers with enough channels, direct loops for few channels, im2col +
-// sgemm for the rest.
+// Winograd for 3x3 stride-1 layers with enough channels, direct loops for few channels, eight
+// samples in the vector lanes for small planes with a few dozen channel pairs, im2col + sgemm for
+// the rest.
 ConvKernels kernels_for(const ConvSizes& sizes) {
   if (conv2d_winograd_applies(sizes)) return {conv2d_winograd_forward, conv2d_winograd_backward};
+  if (conv2d_lanes_applies(sizes)) return {conv2d_lanes_forward, conv2d_lanes_backward};
   if (conv2d_direct_applies(sizes)) return {conv2d_direct_forward, conv2d_direct_backward};
   return {conv2d_forward, conv2d_backward};
 }

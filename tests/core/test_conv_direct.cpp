@@ -34,8 +34,8 @@ TEST(ConvDirect, MatchesIm2colOnTwoThreads) {
   testing::expect_cases_match_reference(conv2d_direct_forward, conv2d_direct_backward, cases(), 2, 4000);
 }
 
-// Conv2d takes the path for LeNet-5's first layer (1 or 3 -> 6 channels), not its second (6 ->
-// 16) or strided layers.
+// The path applies to few channels (1 or 3 -> 6), not to 6 -> 16 or strided layers. (Conv2d asks
+// the lane-interleaved kernel first, which takes LeNet-5's layers; this one keeps larger planes.)
 TEST(ConvDirect, AppliesToStrideOneWithFewChannels) {
   EXPECT_TRUE(conv2d_direct_applies(conv_sizes(64, 1, 28, 28, 6, 5, 2)));
   EXPECT_TRUE(conv2d_direct_applies(conv_sizes(64, 3, 32, 32, 6, 5, 0)));

@@ -1,0 +1,328 @@
+#include "core/kernels/conv_lanes.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <omp.h>
+
+#include "core/kernels/conv_gemm.h"
+#include "core/kernels/group_threads.h"
+#include "core/kernels/target_clones.h"
+#include "core/kernels/vec8.h"
+
+// Built for Haswell-class CPUs (AVX2, FMA) and for the baseline, the loader picking one (as in
+// conv_direct.cpp).
+#define DTB_CLONES DTB_TARGET_CLONES("fma", "default")
+
+namespace dtbench {
+
+namespace {
+
+using vec8::broadcast;
+using vec8::lane_sum;
+using vec8::load;
+using vec8::store;
+using vec8::Vec8;
+
+constexpr int64_t kLanes = 8;
+// Where the path is taken: LeNet-5's two layers (3 -> 6 on a 28x28 output, 6 -> 16 on 10x10),
+// measured against the one-sample direct kernel and im2col + sgemm. Larger planes' interleaved
+// blocks leave the caches; more channel pairs make sgemm's products long enough to win (and the
+// 3 -> 64 stems of VGG and ResNet, 192 pairs, stay where they were measured).
+constexpr int64_t kMaxPlane = 1024;
+constexpr int64_t kMaxChannelPairs = 128;
+// Output channels and pixels of a row summed together in registers: 10 partial sums, 2 filter taps
+// and the input vector they multiply (with 12 sums GCC spilled; 2 x 4 and 2 x 5 measured alike).
+constexpr int kBlockChannels = 2;
+constexpr int kBlockPixels = 5;
+
+// A convolution over interleaved planes (channels, rows, cols, 8): output (oh, ow) reads the input
+// window at (oh + row0, ow + col0).
+struct LaneConv {
+  int64_t in_channels, in_rows, in_cols;
+  int64_t out_channels, out_rows, out_cols;
+  int64_t row0, col0;
+  int64_t k;
+};
+
+// dst (channels, rows, cols, 8), zero, then samples [0, count) of src (count, channels, H, W)
+// placed at (pad, pad) of each plane, in their lanes.
+void interleave(float* dst, const float* src, int64_t count, int64_t channels, int64_t H, int64_t W,
+                int64_t pad, int64_t rows, int64_t cols) {
+  std::fill_n(dst, channels * rows * cols * kLanes, 0.0f);
+  for (int64_t l = 0; l < count; ++l) {
+    const float* sample = src + l * channels * H * W;
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t h = 0; h < H; ++h) {
+        const float* row = sample + (c * H + h) * W;
+        float* to = dst + ((c * rows + h + pad) * cols + pad) * kLanes + l;
+        for (int64_t w = 0; w < W; ++w) to[w * kLanes] = row[w];
+      }
+    }
+  }
+}
+
+// dst (count, channels, H, W) = lanes [0, count) of src (channels, H, W, 8).
+void deinterleave(float* dst, const float* src, int64_t count, int64_t channels, int64_t H, int64_t W) {
+  const int64_t plane = H * W;
+  for (int64_t l = 0; l < count; ++l) {
+    float* sample = dst + l * channels * plane;
+    for (int64_t i = 0; i < channels * plane; ++i) sample[i] = src[i * kLanes + l];
+  }
+}
+
+// Outputs [o0, o0 + NO) x row oh x columns [ow0, ow0 + NP) of y, summed over every tap in registers.
+template <int NO, int NP>
+DTB_VEC8_INLINE void forward_block(float* y, const float* x, const float* weight, const float* bias,
+                                   int64_t o0, int64_t oh, int64_t ow0, const LaneConv& g) {
+  const int64_t k = g.k, filter = g.in_channels * k * k * kLanes;
+  Vec8 acc[NO][NP];
+  for (int n = 0; n < NO; ++n) {
+    const Vec8 start = broadcast(bias != nullptr ? bias[o0 + n] : 0.0f);
+    for (int p = 0; p < NP; ++p) acc[n][p] = start;
+  }
+  for (int64_t c = 0; c < g.in_channels; ++c) {
+    for (int64_t ki = 0; ki < k; ++ki) {
+      const float* row = x + ((c * g.in_rows + oh + g.row0 + ki) * g.in_cols + ow0 + g.col0) * kLanes;
+      // Channel n's taps at + n·filter, each already in all eight lanes.
+      const float* taps = weight + ((o0 * g.in_channels + c) * k * k + ki * k) * kLanes;
+      for (int64_t kj = 0; kj < k; ++kj) {
+        Vec8 tap[NO];
+        for (int n = 0; n < NO; ++n) tap[n] = load(taps + n * filter + kj * kLanes);
+        for (int p = 0; p < NP; ++p) {
+          const Vec8 in = load(row + (p + kj) * kLanes);
+          for (int n = 0; n < NO; ++n) acc[n][p] += tap[n] * in;
+        }
+      }
+    }
+  }
+  for (int n = 0; n < NO; ++n) {
+    float* out = y + (((o0 + n) * g.out_rows + oh) * g.out_cols + ow0) * kLanes;
+    for (int p = 0; p < NP; ++p) store(out + p * kLanes, acc[n][p]);
+  }
+}
+
+// One output row of channels [o0, o0 + NO): blocks of kBlockPixels, then the rest as one block.
+template <int NO>
+DTB_VEC8_INLINE void forward_row(float* y, const float* x, const float* weight, const float* bias, int64_t o0,
+                                 int64_t oh, const LaneConv& g) {
+  int64_t ow = 0;
+  for (; ow + kBlockPixels <= g.out_cols; ow += kBlockPixels) {
+    forward_block<NO, kBlockPixels>(y, x, weight, bias, o0, oh, ow, g);
+  }
+  switch (g.out_cols - ow) {
+    case 5: forward_block<NO, 5>(y, x, weight, bias, o0, oh, ow, g); break;
+    case 4: forward_block<NO, 4>(y, x, weight, bias, o0, oh, ow, g); break;
+    case 3: forward_block<NO, 3>(y, x, weight, bias, o0, oh, ow, g); break;
+    case 2: forward_block<NO, 2>(y, x, weight, bias, o0, oh, ow, g); break;
+    case 1: forward_block<NO, 1>(y, x, weight, bias, o0, oh, ow, g); break;
+    default: break;
+  }
+}
+
+// y (out_channels, out_rows, out_cols, 8) = the convolution of x with weight (out_channels,
+// in_channels, k, k, 8: each tap in all eight lanes, see spread()), plus bias when given.
+DTB_CLONES void convolve(float* y, const float* x, const float* weight, const float* bias, const LaneConv& g) {
+  int64_t o = 0;
+  for (; o + kBlockChannels <= g.out_channels; o += kBlockChannels) {
+    for (int64_t oh = 0; oh < g.out_rows; ++oh) forward_row<kBlockChannels>(y, x, weight, bias, o, oh, g);
+  }
+  for (; o < g.out_channels; ++o) {
+    for (int64_t oh = 0; oh < g.out_rows; ++oh) forward_row<1>(y, x, weight, bias, o, oh, g);
+  }
+}
+
+// dw[n][kj] += Σ over the plane of dy[n] · x shifted by kj, for NO output channels and K taps of
+// one filter row at once (dy: the output gradient planes, x: the input rows at this filter row).
+template <int NO, int K>
+DTB_VEC8_INLINE void filter_row(float* const (&dw)[NO], const float* const (&dy)[NO], const float* x,
+                                const ConvSizes& s, int64_t dy_cols, int64_t x_cols) {
+  Vec8 acc[NO][K] = {};
+  for (int64_t oh = 0; oh < s.out_height; ++oh) {
+    const float* in = x + oh * x_cols * kLanes;
+    for (int64_t ow = 0; ow < s.out_width; ++ow) {
+      Vec8 grad[NO];
+      for (int n = 0; n < NO; ++n) grad[n] = load(dy[n] + (oh * dy_cols + ow) * kLanes);
+      for (int kj = 0; kj < K; ++kj) {
+        const Vec8 v = load(in + (ow + kj) * kLanes);
+        for (int n = 0; n < NO; ++n) acc[n][kj] += grad[n] * v;
+      }
+    }
+  }
+  for (int n = 0; n < NO; ++n) {
+    for (int kj = 0; kj < K; ++kj) dw[n][kj] += lane_sum(acc[n][kj]);
+  }
+}
+
+// The same for a filter row of any width, one tap at a time.
+template <int NO>
+DTB_VEC8_INLINE void filter_row_any(float* const (&dw)[NO], const float* const (&dy)[NO], const float* x,
+                                    const ConvSizes& s, int64_t dy_cols, int64_t x_cols) {
+  for (int64_t kj = 0; kj < s.kernel; ++kj) {
+    Vec8 acc[NO] = {};
+    for (int64_t oh = 0; oh < s.out_height; ++oh) {
+      const float* in = x + (oh * x_cols + kj) * kLanes;
+      for (int64_t ow = 0; ow < s.out_width; ++ow) {
+        const Vec8 v = load(in + ow * kLanes);
+        for (int n = 0; n < NO; ++n) acc[n] += load(dy[n] + (oh * dy_cols + ow) * kLanes) * v;
+      }
+    }
+    for (int n = 0; n < NO; ++n) dw[n][kj] += lane_sum(acc[n]);
+  }
+}
+
+// Output channels [o0, o0 + NO) of dweight (Cout, C, k, k) += this group's filter gradient.
+// dy: the output gradient (Cout, dy_rows, dy_cols, 8) whose plane starts at (lead, lead); x: the
+// padded input (C, Hp, Wp, 8).
+template <int NO>
+DTB_VEC8_INLINE void filter_gradient_of(float* dweight, const float* dy, const float* x, int64_t o0,
+                                        const ConvSizes& s, int64_t dy_rows, int64_t dy_cols, int64_t lead) {
+  const int64_t k = s.kernel, C = s.in_channels;
+  const int64_t Hp = s.height + 2 * s.padding, Wp = s.width + 2 * s.padding;
+  const float* grad[NO];
+  for (int n = 0; n < NO; ++n) grad[n] = dy + (((o0 + n) * dy_rows + lead) * dy_cols + lead) * kLanes;
+  for (int64_t c = 0; c < C; ++c) {
+    for (int64_t ki = 0; ki < k; ++ki) {
+      float* dw[NO];
+      for (int n = 0; n < NO; ++n) dw[n] = dweight + (((o0 + n) * C + c) * k + ki) * k;
+      const float* rows = x + (c * Hp + ki) * Wp * kLanes;
+      if (k == 5) {
+        filter_row<NO, 5>(dw, grad, rows, s, dy_cols, Wp);
+      } else if (k == 3) {
+        filter_row<NO, 3>(dw, grad, rows, s, dy_cols, Wp);
+      } else {
+        filter_row_any<NO>(dw, grad, rows, s, dy_cols, Wp);
+      }
+    }
+  }
+}
+
+DTB_CLONES void filter_gradient(float* dweight, const float* dy, const float* x, const ConvSizes& s,
+                                int64_t dy_rows, int64_t dy_cols, int64_t lead) {
+  int64_t o = 0;
+  for (; o + 2 <= s.out_channels; o += 2) filter_gradient_of<2>(dweight, dy, x, o, s, dy_rows, dy_cols, lead);
+  if (o < s.out_channels) filter_gradient_of<1>(dweight, dy, x, o, s, dy_rows, dy_cols, lead);
+}
+
+// Each of `count` filter taps repeated in eight lanes: the kernel loads a tap as a vector, where a
+// broadcast per tap and block cost GCC an insert chain (it merges neighbouring taps' loads).
+std::vector<float> spread(const float* taps, int64_t count) {
+  std::vector<float> lanes(static_cast<size_t>(count * kLanes));
+  for (int64_t t = 0; t < count; ++t) std::fill_n(lanes.data() + t * kLanes, kLanes, taps[t]);
+  return lanes;
+}
+
+struct Workspace {
+  std::vector<float> input;    // (C, Hp, Wp, 8): a group's padded input
+  std::vector<float> output;   // (Cout, Ho, Wo, 8), or the output gradient padded by k − 1
+  std::vector<float> result;   // (C, H, W, 8): a group's input gradient
+  std::vector<float> dweight;  // (Cout, C, k, k): this thread's share
+};
+
+Workspace& workspace() {
+  thread_local Workspace instance;
+  return instance;
+}
+
+float* sized(std::vector<float>& buffer, int64_t count) {
+  if (static_cast<int64_t>(buffer.size()) < count) buffer.resize(static_cast<size_t>(count));
+  return buffer.data();
+}
+
+int64_t groups_of(int64_t batch) { return (batch + kLanes - 1) / kLanes; }
+
+int group_threads(int64_t groups) {
+  return static_cast<int>(std::clamp<int64_t>(groups, 1, GroupThreads::available()));
+}
+
+}  // namespace
+
+bool conv2d_lanes_applies(const ConvSizes& sizes) {
+  return sizes.stride == 1 && sizes.kernel >= 2 && sizes.out_plane() <= kMaxPlane &&
+         sizes.in_channels * sizes.out_channels <= kMaxChannelPairs;
+}
+
+void conv2d_lanes_forward(float* out, const float* inp, const float* weight, const float* bias,
+                          const ConvSizes& sizes) {
+  const int64_t C = sizes.in_channels, Cout = sizes.out_channels, pad = sizes.padding;
+  const int64_t Hp = sizes.height + 2 * pad, Wp = sizes.width + 2 * pad;
+  const int64_t in_sample = C * sizes.in_plane(), out_sample = Cout * sizes.out_plane();
+  const LaneConv g{C, Hp, Wp, Cout, sizes.out_height, sizes.out_width, 0, 0, sizes.kernel};
+  const std::vector<float> taps = spread(weight, Cout * C * sizes.kernel * sizes.kernel);
+  const int64_t groups = groups_of(sizes.batch);
+  const int threads = group_threads(groups);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t index = 0; index < groups; ++index) {
+    Workspace& ws = workspace();  // this thread's
+    const int64_t b0 = index * kLanes, count = std::min(kLanes, sizes.batch - b0);
+    float* x = sized(ws.input, C * Hp * Wp * kLanes);
+    float* y = sized(ws.output, out_sample * kLanes);
+    interleave(x, inp + b0 * in_sample, count, C, sizes.height, sizes.width, pad, Hp, Wp);
+    convolve(y, x, taps.data(), bias, g);
+    deinterleave(out + b0 * out_sample, y, count, Cout, sizes.out_height, sizes.out_width);
+  }
+}
+
+void conv2d_lanes_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                           const float* inp, const float* weight, const ConvSizes& sizes) {
+  const int64_t C = sizes.in_channels, Cout = sizes.out_channels, k = sizes.kernel, pad = sizes.padding;
+  const int64_t Hp = sizes.height + 2 * pad, Wp = sizes.width + 2 * pad;
+  const int64_t in_sample = C * sizes.in_plane(), out_sample = Cout * sizes.out_plane();
+  const int64_t filter_floats = Cout * C * k * k;
+  // The output gradient padded by k − 1 on every side: the input gradient is its "full"
+  // convolution with the filters transposed (C, Cout) and flipped, read from (pad, pad) on so that
+  // only the input's own pixels are made.
+  const int64_t dy_rows = sizes.out_height + 2 * (k - 1), dy_cols = sizes.out_width + 2 * (k - 1);
+  const LaneConv full{Cout, dy_rows, dy_cols, C, sizes.height, sizes.width, pad, pad, k};
+  std::vector<float> flipped_taps;
+  if (dinp != nullptr) {
+    std::vector<float> flipped(static_cast<size_t>(filter_floats));
+    for (int64_t o = 0; o < Cout; ++o) {
+      for (int64_t c = 0; c < C; ++c) {
+        for (int64_t t = 0; t < k * k; ++t) {
+          flipped[static_cast<size_t>((c * Cout + o) * k * k + (k * k - 1 - t))] = weight[(o * C + c) * k * k + t];
+        }
+      }
+    }
+    flipped_taps = spread(flipped.data(), filter_floats);
+  }
+  const int64_t groups = groups_of(sizes.batch);
+  const int threads = group_threads(groups);
+  std::vector<const float*> shares(static_cast<size_t>(threads), nullptr);
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    Workspace& ws = workspace();  // this thread's
+    float* share = nullptr;
+    if (dweight != nullptr) {
+      share = sized(ws.dweight, filter_floats);
+      std::fill_n(share, filter_floats, 0.0f);
+    }
+#pragma omp for schedule(static)
+    for (int64_t index = 0; index < groups; ++index) {
+      const int64_t b0 = index * kLanes, count = std::min(kLanes, sizes.batch - b0);
+      float* dy = sized(ws.output, Cout * dy_rows * dy_cols * kLanes);
+      interleave(dy, dout + b0 * out_sample, count, Cout, sizes.out_height, sizes.out_width, k - 1, dy_rows,
+                 dy_cols);
+      if (share != nullptr) {
+        float* x = sized(ws.input, C * Hp * Wp * kLanes);
+        interleave(x, inp + b0 * in_sample, count, C, sizes.height, sizes.width, pad, Hp, Wp);
+        filter_gradient(share, dy, x, sizes, dy_rows, dy_cols, k - 1);
+      }
+      if (dinp == nullptr) continue;
+      float* dx = sized(ws.result, in_sample * kLanes);
+      convolve(dx, dy, flipped_taps.data(), nullptr, full);
+      deinterleave(dinp + b0 * in_sample, dx, count, C, sizes.height, sizes.width);
+    }
+    shares[static_cast<size_t>(omp_get_thread_num())] = share;
+  }
+  if (dweight != nullptr) {
+    std::fill_n(dweight, filter_floats, 0.0f);
+    for (const float* share : shares) {
+      if (share == nullptr) continue;
+      for (int64_t i = 0; i < filter_floats; ++i) dweight[i] += share[i];
+    }
+  }
+  if (dbias != nullptr) conv2d_bias_gradient(dbias, dout, sizes);
+}
+
+}  // namespace dtbench
