@@ -45,29 +45,84 @@ struct LaneConv {
   int64_t k;
 };
 
-// dst (channels, rows, cols, 8), zero, then samples [0, count) of src (count, channels, H, W)
-// placed at (pad, pad) of each plane, in their lanes.
-void interleave(float* dst, const float* src, int64_t count, int64_t channels, int64_t H, int64_t W,
-                int64_t pad, int64_t rows, int64_t cols) {
-  std::fill_n(dst, channels * rows * cols * kLanes, 0.0f);
-  for (int64_t l = 0; l < count; ++l) {
-    const float* sample = src + l * channels * H * W;
+// The 8x8 block r (r[i]: 8 floats of row i) transposed in place, in three rounds of two-vector
+// shuffles that GCC emits as unpck, shufps and vperm2f128: r[j] then holds column j.
+DTB_VEC8_INLINE void transpose8(Vec8 (&r)[8]) {
+  using vec8::Index8;
+  const Index8 low_pairs{0, 8, 1, 9, 4, 12, 5, 13}, high_pairs{2, 10, 3, 11, 6, 14, 7, 15};
+  const Index8 low_quads{0, 1, 8, 9, 4, 5, 12, 13}, high_quads{2, 3, 10, 11, 6, 7, 14, 15};
+  const Index8 low_halves{0, 1, 2, 3, 8, 9, 10, 11}, high_halves{4, 5, 6, 7, 12, 13, 14, 15};
+  Vec8 t[8], q[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = __builtin_shuffle(r[i], r[i + 1], low_pairs);
+    t[i + 1] = __builtin_shuffle(r[i], r[i + 1], high_pairs);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    q[i] = __builtin_shuffle(t[i], t[i + 2], low_quads);       // columns 0 and 4 of rows i..i+3
+    q[i + 1] = __builtin_shuffle(t[i], t[i + 2], high_quads);  // 1 and 5
+    q[i + 2] = __builtin_shuffle(t[i + 1], t[i + 3], low_quads);   // 2 and 6
+    q[i + 3] = __builtin_shuffle(t[i + 1], t[i + 3], high_quads);  // 3 and 7
+  }
+  for (int j = 0; j < 4; ++j) {
+    r[j] = __builtin_shuffle(q[j], q[j + 4], low_halves);
+    r[j + 4] = __builtin_shuffle(q[j], q[j + 4], high_halves);
+  }
+}
+
+// dst (channels, rows, cols, 8) = samples [0, count) of src (count, channels, H, W) placed at
+// (pad, pad) of each plane, in their lanes; zero around them and in lanes count..7. Eight samples
+// move as 8x8 transposes of eight pixels each.
+DTB_CLONES void interleave(float* dst, const float* src, int64_t count, int64_t channels, int64_t H, int64_t W,
+                           int64_t pad, int64_t rows, int64_t cols) {
+  const int64_t sample = channels * H * W;
+  if (count < kLanes) {
+    std::fill_n(dst, channels * rows * cols * kLanes, 0.0f);
+  } else {  // only the border
     for (int64_t c = 0; c < channels; ++c) {
-      for (int64_t h = 0; h < H; ++h) {
-        const float* row = sample + (c * H + h) * W;
-        float* to = dst + ((c * rows + h + pad) * cols + pad) * kLanes + l;
-        for (int64_t w = 0; w < W; ++w) to[w * kLanes] = row[w];
+      float* plane = dst + c * rows * cols * kLanes;
+      std::fill_n(plane, pad * cols * kLanes, 0.0f);
+      std::fill_n(plane + (pad + H) * cols * kLanes, (rows - pad - H) * cols * kLanes, 0.0f);
+      for (int64_t h = pad; h < pad + H; ++h) {
+        std::fill_n(plane + h * cols * kLanes, pad * kLanes, 0.0f);
+        std::fill_n(plane + (h * cols + pad + W) * kLanes, (cols - pad - W) * kLanes, 0.0f);
+      }
+    }
+  }
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t h = 0; h < H; ++h) {
+      const float* row = src + (c * H + h) * W;  // sample l's at + l·sample
+      float* to = dst + ((c * rows + h + pad) * cols + pad) * kLanes;
+      int64_t w = 0;
+      if (count == kLanes) {
+        for (; w + kLanes <= W; w += kLanes) {
+          Vec8 block[8];
+          for (int l = 0; l < 8; ++l) block[l] = load(row + l * sample + w);
+          transpose8(block);
+          for (int j = 0; j < 8; ++j) store(to + (w + j) * kLanes, block[j]);
+        }
+      }
+      for (; w < W; ++w) {
+        for (int64_t l = 0; l < count; ++l) to[w * kLanes + l] = row[l * sample + w];
       }
     }
   }
 }
 
 // dst (count, channels, H, W) = lanes [0, count) of src (channels, H, W, 8).
-void deinterleave(float* dst, const float* src, int64_t count, int64_t channels, int64_t H, int64_t W) {
-  const int64_t plane = H * W;
+DTB_CLONES void deinterleave(float* dst, const float* src, int64_t count, int64_t channels, int64_t H,
+                             int64_t W) {
+  const int64_t floats = channels * H * W;  // of a sample
+  int64_t i = 0;
+  if (count == kLanes) {
+    for (; i + kLanes <= floats; i += kLanes) {
+      Vec8 block[8];
+      for (int j = 0; j < 8; ++j) block[j] = load(src + (i + j) * kLanes);
+      transpose8(block);
+      for (int l = 0; l < 8; ++l) store(dst + l * floats + i, block[l]);
+    }
+  }
   for (int64_t l = 0; l < count; ++l) {
-    float* sample = dst + l * channels * plane;
-    for (int64_t i = 0; i < channels * plane; ++i) sample[i] = src[i * kLanes + l];
+    for (int64_t at = i; at < floats; ++at) dst[l * floats + at] = src[at * kLanes + l];
   }
 }
 
