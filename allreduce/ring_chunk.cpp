@@ -17,7 +17,9 @@ constexpr int64_t kMatchHeaderRoom = 64;
 // The value of an integer control variable of the MPI tool interface, or -1 when there is none.
 int64_t read_integer_cvar(const char* name) {
   int provided = 0;
-  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return -1;
+  // The training thread asks while others may be inside MPI: the tool interface as thread-safe as
+  // the library allows.
+  if (MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return -1;
   int64_t value = -1;
   int index = -1;
   MPI_T_cvar_handle handle = MPI_T_CVAR_HANDLE_NULL;
