@@ -337,6 +337,24 @@ void place_on_cluster(const fs::path& source, bool workers_given, bool servers_g
   }
 }
 
+constexpr std::string_view kMcaPrefix = "mca.";
+
+// `mca.NAME: VALUE` as the pair mpirun takes (--mca NAME VALUE); InputError naming `where`.
+std::pair<std::string, std::string> mca_setting(const fs::path& source, const std::string& where,
+                                                const std::string& key, const std::string& value) {
+  const std::string name = key.substr(kMcaPrefix.size());
+  const bool well_formed = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+  });
+  if (!well_formed) {
+    fail_input("{}: '{}': expected an Open MPI parameter name after 'mca.' (letters a-z, digits, '_'), e.g. "
+               "mca.btl_tcp_links",
+               source.string(), where);
+  }
+  if (value.empty()) fail_input("{}: '{}': expected a value", source.string(), where);
+  return {name, value};
+}
+
 // The configuration at one point of the grid: its values, overrides, sizes and id.
 SweepConfiguration configuration_at(const SweepBlueprint& sweep, const std::vector<size_t>& point) {
   SweepConfiguration c;
@@ -360,6 +378,9 @@ SweepConfiguration configuration_at(const SweepBlueprint& sweep, const std::vect
       } else if (key == "servers") {
         c.servers = positive_integer(sweep.source, "axes." + axis.key + ".servers", value);
         servers_given = true;
+      } else if (key.starts_with(kMcaPrefix)) {
+        const std::string where = key == axis.key ? "axes." + key : "axes." + axis.key + "." + key;
+        c.mca.emplace_back(mca_setting(sweep.source, where, key, value));
       } else if (is_cluster_field(key)) {
         if (!c.cluster) fail_input("{}: axis '{}' sets {}, which needs launch.cluster", sweep.source.string(), axis.key, key);
         set_cluster_field(sweep.source, "axes." + axis.key, key, value, *c.cluster);

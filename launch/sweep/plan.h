@@ -110,6 +110,9 @@ struct SweepConfiguration {
   int64_t workers = 1;
   int64_t servers = 1;
   std::optional<SweepCluster> cluster;  // the emulated cluster its runs need
+  // Open MPI settings for this configuration's mpirun alone (axis keys `mca.NAME`): e.g. MPI_Allreduce
+  // tuned beside the library's defaults, `{label: mpi-tuned, transport: mpi, mca.btl_tcp_links: 4}`.
+  std::vector<std::pair<std::string, std::string>> mca;
   std::string missing;  // why it cannot run here (reported as missing, never as a number)
 
   const std::string* value_of(const std::string& axis) const;

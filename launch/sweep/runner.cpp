@@ -98,6 +98,7 @@ std::vector<std::string> worker_command(const SweepBlueprint& sweep, const Sweep
     // report; the local ranks have had SIGTERM from the runner at once, and remote ones get it here.
     argv.insert(argv.end(), {"--mca", "odls_base_sigkill_timeout", std::to_string(kMpirunSignalSpacingSeconds)});
     argv.insert(argv.end(), sweep.launch.mpirun_args.begin(), sweep.launch.mpirun_args.end());
+    for (const auto& [name, value] : c.mca) argv.insert(argv.end(), {"--mca", name, value});
   }
   argv.insert(argv.end(), {dtbench_executable().string(), "train"});
   const auto blueprint = blueprint_arguments(c);

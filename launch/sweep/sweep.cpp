@@ -152,6 +152,7 @@ void print_dry_run(const SweepBlueprint& sweep, const std::vector<SweepConfigura
   for (const auto& c : configurations) {
     std::string where = c.cluster ? " on " + c.cluster->label() : "";
     if (c.cluster && c.needs_servers()) where += fmt::format(", {} server(s)", c.servers);
+    for (const auto& [name, value] : c.mca) where += fmt::format(", --mca {} {}", name, value);
     fmt::print("  {}: {}\n", c.id,
                c.missing.empty() ? fmt::format("{} worker(s), transport {}{}", c.workers, c.transport, where)
                                  : "missing: " + c.missing);

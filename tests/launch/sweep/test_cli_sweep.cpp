@@ -294,6 +294,35 @@ TEST_F(SweepPlan, LabelledValuesSetSeveralKeysAndNamesMustBeDistinct) {
   EXPECT_THROW(load_sweep(file, {}), InputError);
 }
 
+// A configuration may carry Open MPI settings of its own (MPI_Allreduce tuned beside the library's
+// defaults): they go to its mpirun as --mca NAME VALUE, not into the blueprint; a malformed name
+// is an error naming the key.
+TEST_F(SweepPlan, McaKeysGoToThatConfigurationsMpirunOnly) {
+  const fs::path file = root_ / "plan.yaml";
+  std::ofstream(file) << "workers: 2\nset: {steps: 1}\naxes:\n  configuration:\n"
+                         "    - {label: mpi, transport: mpi}\n"
+                         "    - {label: mpi-tuned, transport: mpi, mca.btl_tcp_links: 4}\n";
+  const auto configurations = expand_sweep(load_sweep(file, {}));
+  ASSERT_EQ(configurations.size(), 2u);
+  EXPECT_TRUE(configurations[0].mca.empty());
+  EXPECT_EQ(configurations[1].mca, (std::vector<std::pair<std::string, std::string>>{{"btl_tcp_links", "4"}}));
+  EXPECT_EQ(configurations[1].overrides, (std::vector<std::string>{"steps=1", "transport=mpi"}));
+  const Outcome dry = dtbench("sweep " + file.string() + " --dry-run");
+  EXPECT_EQ(dry.exit_code, 0) << dry.output;
+  EXPECT_NE(dry.output.find("configuration=mpi-tuned: 2 worker(s), transport mpi, --mca btl_tcp_links 4"),
+            std::string::npos) << dry.output;
+  EXPECT_EQ(dry.output.find("configuration=mpi: 2 worker(s), transport mpi, --mca"), std::string::npos) << dry.output;
+
+  std::ofstream(file) << "axes: {mca.BTL-links: [1, 4]}\n";
+  try {
+    expand_sweep(load_sweep(file, {}));
+    ADD_FAILURE() << "a malformed MCA name was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("'axes.mca.BTL-links': expected an Open MPI parameter name"),
+              std::string::npos) << error.what();
+  }
+}
+
 // Open MPI starts each rank in a process group of its own; stopping the launcher must stop them
 // too. Here a shell starts a `setsid` child (its own session and group) and one in its group.
 TEST_F(SweepPlan, TerminatingAChildStopsDescendantsInOtherProcessGroups) {
