@@ -176,7 +176,7 @@ DTB_VEC8_INLINE void forward_row(float* y, const float* x, const float* weight, 
 }
 
 // y (out_channels, out_rows, out_cols, 8) = the convolution of x with weight (out_channels,
-// in_channels, k, k, 8: each tap in all eight lanes, see spread()), plus bias when given.
+// in_channels, k, k, 8: each tap in all eight lanes, see SpreadTaps), plus bias when given.
 DTB_CLONES void convolve(float* y, const float* x, const float* weight, const float* bias, const LaneConv& g) {
   int64_t o = 0;
   for (; o + kBlockChannels <= g.out_channels; o += kBlockChannels) {
@@ -259,14 +259,6 @@ DTB_CLONES void filter_gradient(float* dweight, const float* dy, const float* x,
   if (o < s.out_channels) filter_gradient_of<1>(dweight, dy, x, o, s, dy_rows, dy_cols, lead);
 }
 
-// Each of `count` filter taps repeated in eight lanes: the kernel loads a tap as a vector, where a
-// broadcast per tap and block cost GCC an insert chain (it merges neighbouring taps' loads).
-std::vector<float> spread(const float* taps, int64_t count) {
-  std::vector<float> lanes(static_cast<size_t>(count * kLanes));
-  for (int64_t t = 0; t < count; ++t) std::fill_n(lanes.data() + t * kLanes, kLanes, taps[t]);
-  return lanes;
-}
-
 struct Workspace {
   std::vector<float> input;    // (C, Hp, Wp, 8): a group's padded input
   std::vector<float> output;   // (Cout, Ho, Wo, 8), or the output gradient padded by k − 1
@@ -282,6 +274,42 @@ Workspace& workspace() {
 float* sized(std::vector<float>& buffer, int64_t count) {
   if (static_cast<int64_t>(buffer.size()) < count) buffer.resize(static_cast<size_t>(count));
   return buffer.data();
+}
+
+// Filter taps, each repeated in eight lanes: the kernel loads a tap as a vector, where a broadcast
+// per tap and block cost GCC an insert chain (it merges neighbouring taps' loads). Kept per calling
+// thread, grown only, so that no step allocates.
+struct SpreadTaps {
+  std::vector<float> forward;  // (Cout, C, k, k, 8)
+  std::vector<float> flipped;  // (C, Cout, k, k, 8), each filter turned by 180 degrees
+};
+
+SpreadTaps& spread_taps() {
+  thread_local SpreadTaps instance;
+  return instance;
+}
+
+// weight (Cout, C, k, k) spread into `lanes`.
+const float* spread(std::vector<float>& lanes, const float* weight, const ConvSizes& s) {
+  const int64_t count = s.out_channels * s.in_channels * s.kernel * s.kernel;
+  float* to = sized(lanes, count * kLanes);
+  for (int64_t t = 0; t < count; ++t) std::fill_n(to + t * kLanes, kLanes, weight[t]);
+  return to;
+}
+
+// The same transposed to (C, Cout) and flipped: the filters of the input gradient's full
+// convolution.
+const float* spread_flipped(std::vector<float>& lanes, const float* weight, const ConvSizes& s) {
+  const int64_t C = s.in_channels, Cout = s.out_channels, taps = s.kernel * s.kernel;
+  float* to = sized(lanes, Cout * C * taps * kLanes);
+  for (int64_t o = 0; o < Cout; ++o) {
+    for (int64_t c = 0; c < C; ++c) {
+      for (int64_t t = 0; t < taps; ++t) {
+        std::fill_n(to + ((c * Cout + o) * taps + (taps - 1 - t)) * kLanes, kLanes, weight[(o * C + c) * taps + t]);
+      }
+    }
+  }
+  return to;
 }
 
 int64_t groups_of(int64_t batch) { return (batch + kLanes - 1) / kLanes; }
@@ -303,7 +331,7 @@ void conv2d_lanes_forward(float* out, const float* inp, const float* weight, con
   const int64_t Hp = sizes.height + 2 * pad, Wp = sizes.width + 2 * pad;
   const int64_t in_sample = C * sizes.in_plane(), out_sample = Cout * sizes.out_plane();
   const LaneConv g{C, Hp, Wp, Cout, sizes.out_height, sizes.out_width, 0, 0, sizes.kernel};
-  const std::vector<float> taps = spread(weight, Cout * C * sizes.kernel * sizes.kernel);
+  const float* taps = spread(spread_taps().forward, weight, sizes);
   const int64_t groups = groups_of(sizes.batch);
   const int threads = group_threads(groups);
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
@@ -313,7 +341,7 @@ void conv2d_lanes_forward(float* out, const float* inp, const float* weight, con
     float* x = sized(ws.input, C * Hp * Wp * kLanes);
     float* y = sized(ws.output, out_sample * kLanes);
     interleave(x, inp + b0 * in_sample, count, C, sizes.height, sizes.width, pad, Hp, Wp);
-    convolve(y, x, taps.data(), bias, g);
+    convolve(y, x, taps, bias, g);
     deinterleave(out + b0 * out_sample, y, count, Cout, sizes.out_height, sizes.out_width);
   }
 }
@@ -329,18 +357,7 @@ void conv2d_lanes_backward(float* dinp, float* dweight, float* dbias, const floa
   // only the input's own pixels are made.
   const int64_t dy_rows = sizes.out_height + 2 * (k - 1), dy_cols = sizes.out_width + 2 * (k - 1);
   const LaneConv full{Cout, dy_rows, dy_cols, C, sizes.height, sizes.width, pad, pad, k};
-  std::vector<float> flipped_taps;
-  if (dinp != nullptr) {
-    std::vector<float> flipped(static_cast<size_t>(filter_floats));
-    for (int64_t o = 0; o < Cout; ++o) {
-      for (int64_t c = 0; c < C; ++c) {
-        for (int64_t t = 0; t < k * k; ++t) {
-          flipped[static_cast<size_t>((c * Cout + o) * k * k + (k * k - 1 - t))] = weight[(o * C + c) * k * k + t];
-        }
-      }
-    }
-    flipped_taps = spread(flipped.data(), filter_floats);
-  }
+  const float* flipped = dinp != nullptr ? spread_flipped(spread_taps().flipped, weight, sizes) : nullptr;
   const int64_t groups = groups_of(sizes.batch);
   const int threads = group_threads(groups);
   std::vector<const float*> shares(static_cast<size_t>(threads), nullptr);
@@ -365,7 +382,7 @@ void conv2d_lanes_backward(float* dinp, float* dweight, float* dbias, const floa
       }
       if (dinp == nullptr) continue;
       float* dx = sized(ws.result, in_sample * kLanes);
-      convolve(dx, dy, flipped_taps.data(), nullptr, full);
+      convolve(dx, dy, flipped, nullptr, full);
       deinterleave(dinp + b0 * in_sample, dx, count, C, sizes.height, sizes.width);
     }
     shares[static_cast<size_t>(omp_get_thread_num())] = share;
