@@ -7,6 +7,7 @@
 
 #include "core/kernels/conv_gemm.h"
 #include "core/kernels/group_threads.h"
+#include "core/kernels/kernel_scratch.h"
 #include "core/kernels/target_clones.h"
 #include "core/kernels/vec8.h"
 
@@ -64,11 +65,6 @@ struct Workspace {
 Workspace& workspace() {
   thread_local Workspace instance;
   return instance;
-}
-
-float* sized(std::vector<float>& buffer, int64_t count) {
-  if (static_cast<int64_t>(buffer.size()) < count) buffer.resize(static_cast<size_t>(count));
-  return buffer.data();
 }
 
 // in_pad = inp (C, H, W) with zero borders.
@@ -328,12 +324,7 @@ void conv2d_direct_backward(float* dinp, float* dweight, float* dbias, const flo
     }
     shares[static_cast<size_t>(omp_get_thread_num())] = share;
   }
-  if (dweight != nullptr) {
-    std::fill_n(dweight, filter_floats, 0.0f);
-    for (const float* share : shares) {
-      for (int64_t i = 0; i < filter_floats; ++i) dweight[i] += share[i];
-    }
-  }
+  if (dweight != nullptr) add_weight_shares(dweight, shares, filter_floats);
   if (dbias != nullptr) conv2d_bias_gradient(dbias, dout, sizes);
 }
 

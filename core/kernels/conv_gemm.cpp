@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include "core/kernels/group_threads.h"
+#include "core/kernels/kernel_scratch.h"
 #include "core/kernels/vec8.h"
 #include "core/tensor/tensor.h"
 
@@ -127,25 +128,6 @@ void conv2d_forward(float* out, const float* inp, const float* weight, const flo
     }
   }
 }
-
-namespace {
-
-// dweight = the sum of the threads' shares of the weight gradient (threads with no group left
-// theirs null).
-void add_weight_shares(float* dweight, const std::vector<const float*>& shares, int64_t count) {
-  bool written = false;
-  for (const float* share : shares) {
-    if (share == nullptr) continue;
-    if (!written) {
-      std::copy_n(share, count, dweight);
-    } else {
-      for (int64_t i = 0; i < count; ++i) dweight[i] += share[i];
-    }
-    written = true;
-  }
-}
-
-}  // namespace
 
 void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                      const float* weight, const ConvSizes& sizes) {

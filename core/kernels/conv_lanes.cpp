@@ -7,6 +7,7 @@
 
 #include "core/kernels/conv_gemm.h"
 #include "core/kernels/group_threads.h"
+#include "core/kernels/kernel_scratch.h"
 #include "core/kernels/target_clones.h"
 #include "core/kernels/vec8.h"
 
@@ -271,11 +272,6 @@ Workspace& workspace() {
   return instance;
 }
 
-float* sized(std::vector<float>& buffer, int64_t count) {
-  if (static_cast<int64_t>(buffer.size()) < count) buffer.resize(static_cast<size_t>(count));
-  return buffer.data();
-}
-
 // Filter taps, each repeated in eight lanes: the kernel loads a tap as a vector, where a broadcast
 // per tap and block cost GCC an insert chain (it merges neighbouring taps' loads). Kept per calling
 // thread, grown only, so that no step allocates.
@@ -387,13 +383,7 @@ void conv2d_lanes_backward(float* dinp, float* dweight, float* dbias, const floa
     }
     shares[static_cast<size_t>(omp_get_thread_num())] = share;
   }
-  if (dweight != nullptr) {
-    std::fill_n(dweight, filter_floats, 0.0f);
-    for (const float* share : shares) {
-      if (share == nullptr) continue;
-      for (int64_t i = 0; i < filter_floats; ++i) dweight[i] += share[i];
-    }
-  }
+  if (dweight != nullptr) add_weight_shares(dweight, shares, filter_floats);
   if (dbias != nullptr) conv2d_bias_gradient(dbias, dout, sizes);
 }
 
