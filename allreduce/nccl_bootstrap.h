@@ -7,6 +7,8 @@
 
 #include <array>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "allreduce/request_wait.h"
 
@@ -19,5 +21,14 @@ using NcclUniqueIdBytes = std::array<char, kNcclUniqueIdBytes>;
 // rank 0 does not send them within the wait's deadline.
 NcclUniqueIdBytes bootstrap_unique_id(MPI_Comm comm, const std::function<NcclUniqueIdBytes()>& create,
                                       const WaitPolicy& wait);
+
+// NCCL refuses a communicator in which two ranks drive one GPU ("invalid usage", after its own
+// set-up), so before it starts every rank names its GPU — `gpu`, e.g. "host-a/0000:1b:00.0" — and
+// every rank fails with an InputError naming the first two ranks that share one and what to do.
+// IoError when a rank does not answer within the wait's deadline.
+void require_a_gpu_per_rank(MPI_Comm comm, const std::string& gpu, const WaitPolicy& wait);
+
+// The first two ranks (in rank order) whose entries are equal, or {-1, -1}.
+std::array<int, 2> first_shared_gpu(const std::vector<std::string>& gpu_of_rank);
 
 }  // namespace dtbench

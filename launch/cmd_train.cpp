@@ -337,7 +337,9 @@ void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summa
                      if (peers != nullptr) peers->service();
                      return stop_signal != 0;
                    },
-                   .time_operators = bp.time_operators, .trace = trace ? &*trace : nullptr,
+                   .time_operators = bp.time_operators,
+                   .device_marks = bp.device_marks,
+                   .trace = trace ? &*trace : nullptr,
                    .compute_delay_seconds = bp.straggler.rank == rank ? bp.straggler.delay_ms / 1e3 : 0.0,
                    .eval_max_samples = bp.eval_max_samples});
   // Every worker starts its first epoch together: set-up (data, connections, a server's first

@@ -1,5 +1,7 @@
 #include "allreduce/nccl/nccl_communicator.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -22,6 +24,21 @@ void check_cuda_call(cudaError_t status, const char* call) {
   if (status != cudaSuccess) throw IoError(fmt::format("{} failed: {}", call, cudaGetErrorString(status)));
 }
 
+namespace {
+
+// The caller's current GPU as "host/PCI bus id": the same on every rank that drives it.
+std::string this_gpu() {
+  int device = 0;
+  check_cuda_call(cudaGetDevice(&device), "cudaGetDevice");
+  char bus_id[32] = {};
+  check_cuda_call(cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id) - 1, device), "cudaDeviceGetPCIBusId");
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return fmt::format("{}/{}", host, bus_id);
+}
+
+}  // namespace
+
 NcclCommunicator::NcclCommunicator(MPI_Comm comm, NcclTransportOptions options) : options_(std::move(options)) {
   check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
   MPI_Comm_rank(comm_, &rank_);
@@ -39,6 +56,9 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, NcclTransportOptions options) 
        .describe = [] { return std::string("the NCCL unique id from rank 0"); }, .peers = options_.peers});
   ncclUniqueId id;
   std::copy(id_bytes.begin(), id_bytes.end(), id.internal);
+  require_a_gpu_per_rank(comm_, this_gpu(),
+                         {.timeout_seconds = options_.timeout_seconds, .stop_requested = options_.stop_requested,
+                          .describe = [] { return std::string("every rank's GPU"); }, .peers = options_.peers});
   check_cuda_call(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   check_nccl(ncclCommInitRank(&nccl_, world_, id, rank_), "ncclCommInitRank");
 }

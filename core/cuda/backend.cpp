@@ -106,4 +106,13 @@ void register_device_backends() { register_device("cuda", open_cuda); }
 bool cuda_backend_built() { return true; }
 std::string cuda_backend_toolkit() { return DTBENCH_CUDA_TOOLKIT_VERSION; }
 
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // a missing driver is no error of the caller's next call
+    return 0;
+  }
+  return count;
+}
+
 }  // namespace dtbench

@@ -13,5 +13,7 @@ void register_device_backends();
 // Whether this binary holds the CUDA backend, and the toolkit it was compiled with ("13.0").
 bool cuda_backend_built();
 std::string cuda_backend_toolkit();
+// The CUDA devices this process can use: 0 without the backend, a GPU or a driver.
+int cuda_device_count();
 
 }  // namespace dtbench

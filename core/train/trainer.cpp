@@ -100,7 +100,8 @@ void set_training_figures(EpochResult& result, double loss_sum, int64_t correct)
 
 Trainer::Trainer(Model& model, Loader& train, Loader* test, GradientSync& sync, TrainerOptions options)
     : model_(model), train_(train), test_(test), sync_(sync), options_(options) {
-  if (DeviceBackend* device = model_.device()) marks_ = device->phase_marks(kStepMarks);
+  DeviceBackend* device = model_.device();
+  if (device != nullptr && options_.device_marks) marks_ = device->phase_marks(kStepMarks);
 }
 
 double RunClock::unix_seconds(Clock::time_point at) const { return start_unix_seconds + seconds_between(start, at); }

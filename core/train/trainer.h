@@ -28,6 +28,10 @@ struct TrainerOptions {
   // Asked before every step; true ends the run with an error (a signal arrived, say).
   std::function<bool()> stop_requested;
   bool time_operators = false;        // per-operator forward/backward times in each epoch's result
+  // With the model on a device whose backend gives phase marks: time the phases by marks recorded
+  // on the device's queue (true), or by waiting for the device at every phase boundary (false;
+  // what the marks save is measured this way).
+  bool device_marks = true;
   TraceWriter* trace = nullptr;       // if set: each step's phases (in its window) as trace events
   // An injected straggler: this worker sleeps this long in every step's forward phase. Before
   // backward, so that with overlap every gradient bucket (not just the last) arrives late.

@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <string>
+#include <vector>
 
 #include <cblas.h>
 #include <fmt/format.h>
@@ -35,6 +39,25 @@ int strength(const std::string& core) {
   return found == ranks.end() ? 100 : found->second;
 }
 
+// The command line the kernel started this process with. Usually argv; but under a loader started
+// by name (the GPU kit's `ld-linux-x86-64.so.2 --library-path ... dtbench ...`), /proc/self/exe is
+// the loader, and only /proc/self/cmdline still holds the loader's own arguments and the program.
+std::vector<std::string> started_command_line(char** argv) {
+  std::ifstream file("/proc/self/cmdline", std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::vector<std::string> words;
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = text.find('\0', start);
+    words.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  if (words.empty()) {
+    for (char** arg = argv; *arg != nullptr; ++arg) words.emplace_back(*arg);
+  }
+  return words;
+}
+
 }  // namespace
 
 std::string preferred_core() {
@@ -58,7 +81,11 @@ void select_core(char** argv) {
   const char* previous = std::getenv("OPENBLAS_CORETYPE");
   setenv(kRaisedFrom, previous != nullptr ? previous : "", 1);
   setenv("OPENBLAS_CORETYPE", wanted.c_str(), 1);
-  execv("/proc/self/exe", argv);
+  std::vector<std::string> words = started_command_line(argv);
+  std::vector<char*> command;
+  for (std::string& word : words) command.push_back(word.data());
+  command.push_back(nullptr);
+  execv("/proc/self/exe", command.data());
   spdlog::warn("could not re-execute with OPENBLAS_CORETYPE={}; BLAS runs on core {}", wanted, current);
 }
 

@@ -265,6 +265,7 @@ void read_comm_and_servers(Section& top, const std::string& source, Blueprint& b
   top.read("save_weights", bp.save_weights);
   Section profile(top.child("profile"), source, "profile");
   profile.read("operators", bp.time_operators);
+  profile.read("device_marks", bp.device_marks);
   profile.read("trace_steps", bp.trace_steps);
   profile.reject_unknown();
   Section eval(top.child("eval"), source, "eval");

@@ -77,6 +77,7 @@ struct Blueprint {
   StragglerBlueprint straggler;
   bool save_weights = false;  // write the final weights to weights.bin in the run directory
   bool time_operators = false;  // profile.operators: forward/backward time per operator kind
+  bool device_marks = true;     // profile.device_marks: a GPU's phases timed by events on its queue
   int64_t trace_steps = 200;    // profile.trace_steps: trace-<rank>.json of each epoch's first N steps; 0: off
   int64_t eval_max_samples = 0; // eval.max_samples: evaluate on at most this many test samples; 0: all
   std::string output = "runs";

@@ -57,6 +57,13 @@ output: out
   EXPECT_EQ(bp.transport, "ring");
 }
 
+// profile.device_marks: CUDA-event phase marks unless turned off (to measure what they save).
+TEST(Blueprint, DeviceMarksAreOnUnlessTurnedOff) {
+  EXPECT_TRUE(parse_blueprint("model: mlp\n", "t.yaml", {}).device_marks);
+  EXPECT_FALSE(parse_blueprint("model: mlp\n", "t.yaml", {"profile.device_marks=false"}).device_marks);
+  EXPECT_FALSE(parse_blueprint("model: mlp\nprofile: {device_marks: false}\n", "t.yaml", {}).device_marks);
+}
+
 TEST(Blueprint, OverridesUseDottedKeysAndWin) {
   const Blueprint bp = parse_blueprint("model: mlp\noptimizer: {lr: 0.1}\n", "t.yaml",
                                        {"optimizer.lr=0.5", "dataset.path=/tmp/x", "epochs=4"});

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -32,14 +33,23 @@ inline Outcome shell(const std::string& command) {
   return outcome;
 }
 
+// The dtbench binary the tests run: the one built beside them, or DTBENCH_TEST_BINARY's (the GPU
+// kit's launcher, scripts/gpu-kit.sh, on a machine where the build's paths do not exist).
+inline std::string dtbench_binary() {
+  const char* chosen = std::getenv("DTBENCH_TEST_BINARY");
+  return chosen != nullptr && *chosen != '\0' ? chosen : DTBENCH_BINARY;
+}
+
 // `dtbench <arguments>`.
-inline Outcome dtbench(const std::string& arguments) { return shell(std::string(DTBENCH_BINARY) + " " + arguments); }
+inline Outcome dtbench(const std::string& arguments) { return shell(dtbench_binary() + " " + arguments); }
 
 // The start of a command line running dtbench as `ranks` MPI processes (allowed as root, more
 // ranks than cores allowed); the caller sets OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM) when running as root.
+// DTBENCH_TEST_MPIEXEC names another mpiexec, as DTBENCH_TEST_BINARY another dtbench.
 inline std::string mpirun(int ranks) {
-  return std::string(MPIEXEC) + " --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " +
-         DTBENCH_BINARY;
+  const char* chosen = std::getenv("DTBENCH_TEST_MPIEXEC");
+  const std::string mpiexec = chosen != nullptr && *chosen != '\0' ? chosen : MPIEXEC;
+  return mpiexec + " --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " + dtbench_binary();
 }
 
 inline nlohmann::json read_json(const std::filesystem::path& path) {

@@ -7,5 +7,6 @@ namespace dtbench {
 void register_device_backends() {}
 bool cuda_backend_built() { return false; }
 std::string cuda_backend_toolkit() { return ""; }
+int cuda_device_count() { return 0; }
 
 }  // namespace dtbench

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# The whole GPU path checked on a GPU machine in one go, through the kit of scripts/gpu-kit.sh
+# (this script is copied beside it as OUT/run-gpu-checks.sh). Run it from the repository's root
+# there (scripts/compare_step.sh and scripts/torch_step_bench.py come from the checkout), e.g.
+# with the device tool: carry the kit's folder and run `bash .gpukit/run-gpu-checks.sh`.
+#
+# Writes under $OUT (default: the kit's folder/out), at most 8 files:
+#   summary.md          one row per check: PASS / FAIL (exit status) / SKIP, seconds, what it showed
+#   log.txt             every check's output
+#   gpu_layers.xml, gpu_training.xml   the `gpu` tests' results (GoogleTest XML)
+#   compare_step.txt    `bench step --device cuda` beside PyTorch on the same GPU, every model
+#   allreduce_staged.json, allreduce_nccl.json   bench allreduce on device buffers
+#   device_marks.txt    steps timed with CUDA events against steps timed by waiting for the GPU
+#
+# Each check has its own time limit; the whole script ends within about 8 minutes on an H100.
+#
+# --rehearse: the same checks on the CPU (--device cpu; the nccl checks skipped), on a machine
+# without a GPU: tests the kit and this script before a GPU run, which is rare.
+set -uo pipefail
+device=cuda
+if [[ ${1:-} == --rehearse ]]; then device=cpu; shift; fi
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(pwd)"
+out="${OUT:-$here/out}"
+mkdir -p "$out"
+summary="$out/summary.md"
+log="$out/log.txt"
+: >"$log"
+started=$(date +%s)
+
+kit="$here/kit"
+if [[ ! -x $kit/bin/run ]]; then
+  [[ -f $here/kit.tar.xz ]] || { echo "run-gpu-checks.sh: neither $kit nor $here/kit.tar.xz" >&2; exit 1; }
+  kit="${TMPDIR:-/tmp}/dtbench-gpu-kit/kit"
+  rm -rf "$(dirname "$kit")" && mkdir -p "$(dirname "$kit")"
+  tar -C "$(dirname "$kit")" -xJf "$here/kit.tar.xz" || { echo "run-gpu-checks.sh: cannot unpack the kit" >&2; exit 1; }
+fi
+dtbench="$kit/bin/dtbench"
+mpirun="$kit/bin/mpirun"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# The test binaries start dtbench and mpirun by these names instead of the paths they were built with.
+export DTBENCH_TEST_BINARY="$dtbench" DTBENCH_TEST_MPIEXEC="$mpirun"
+DTBENCH_KIT_CUDA_PATH="$("$kit/bin/cuda-library-path" "$kit")"
+export DTBENCH_KIT_CUDA_PATH
+# PyTorch's interpreter: the GPU machine's python3 holds it (TORCH_PYTHON names another).
+torch_python="${TORCH_PYTHON:-python3}"
+
+{
+  echo "# dtbench GPU checks"
+  echo
+  echo "- kit: $(sed -n 2,3p "$kit/MANIFEST" | tr '\n' ' ')"
+  gpu_names="$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | tr '\n' ';')"
+  echo "- GPU: ${gpu_names:-none found (nvidia-smi)}"
+  echo "- CPU: $(lscpu 2>/dev/null | awk -F: '/Model name/ { gsub(/^ +/, "", $2); print $2; exit }'), $(nproc) cores"
+  echo "- CUDA libraries from: ${DTBENCH_KIT_CUDA_PATH:-none found}"
+  echo "- PyTorch: $torch_python ($("$torch_python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1 | tail -1))"
+  echo
+  echo "| check | result | seconds | shows |"
+  echo "|---|---|---|---|"
+} >"$summary"
+
+# check NAME LIMIT_S SHOWS COMMAND...: runs COMMAND with a time limit, its output into the log.
+check() {
+  local name="$1" limit="$2" shows="$3"
+  shift 3
+  local begin=$(date +%s) status result
+  echo "=== $name: $*" >>"$log"
+  timeout -k 10 "$limit" "$@" >>"$log" 2>&1
+  status=$?
+  case $status in
+    0) result=PASS ;;
+    124|137) result="FAIL (time limit $limit s)" ;;
+    *) result="FAIL (exit $status)" ;;
+  esac
+  echo "=== $name: $result" >>"$log"
+  echo "| $name | $result | $(( $(date +%s) - begin )) | $shows |" >>"$summary"
+  return "$status"
+}
+
+check "kit starts" 30 "dtbench runs from the kit's loader and libraries" "$dtbench" --version
+if ! check "device reachable" 60 "one step of the MLP on --device $device" \
+     "$dtbench" bench step --device $device --model mlp --batch 2 --steps 1 --warmup 0; then
+  echo "| (the rest) | SKIP | | no step ran on the device: see log.txt |" >>"$summary"
+  cat "$summary"
+  exit 1
+fi
+
+check "gpu tests: layers" 150 "every cuDNN/cuBLAS twin, device optimizer and model step against the CPU" \
+  "$kit/bin/test_gpu_layers" --gtest_output="xml:$out/gpu_layers.xml"
+check "gpu tests: training" 200 "LeNet-5 on the GPU to the CPU's accuracy; nccl and the staged ring against the CPU" \
+  "$kit/bin/test_gpu_training" --gtest_output="xml:$out/gpu_training.xml"
+
+compare_models="mlp lenet5 alexnet vgg16 resnet18 resnet50" compare_steps=20
+[[ $device == cpu ]] && compare_models="mlp lenet5" compare_steps=3
+check "bench step vs PyTorch" 180 "step ms of dtbench and PyTorch on the GPU, every model (compare_step.txt)" \
+  env DTBENCH="$dtbench" TORCH_PYTHON="$torch_python" bash -c \
+  "set -o pipefail; '$repo/scripts/compare_step.sh' --device $device --steps $compare_steps --warmup 3 $compare_models | tee '$out/compare_step.txt'"
+
+check "staged ring, 2 ranks on 1 GPU" 90 "ring and MPI_Allreduce on device buffers through the host, every element checked" \
+  "$mpirun" --oversubscribe -np 2 "$dtbench" bench allreduce --device $device --transport ring,mpi --sizes 4B:64MiB \
+  --iters 5 --json "$out/allreduce_staged.json"
+[[ $device == cpu ]] && echo "| nccl | SKIP | | rehearsal on the CPU |" >>"$summary"
+[[ $device == cpu ]] || check "nccl, 1 rank" 90 "nccl on device buffers, every element checked" \
+  "$mpirun" -np 1 "$dtbench" bench allreduce --device cuda --transport nccl --sizes 4B:256MiB --iters 5 \
+  --json "$out/allreduce_nccl.json"
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [[ $device == cuda && $gpus -lt 2 ]]; then
+  # NCCL refuses two ranks on one GPU: dtbench must say so, clearly, and fail.
+  check "nccl, 2 ranks on 1 GPU refused" 60 "dtbench's error names the shared GPU (log.txt)" \
+    bash -c "said=\$('$mpirun' --oversubscribe -np 2 '$dtbench' bench allreduce --device cuda --transport nccl \
+      --sizes 1MiB --iters 1 2>&1); status=\$?; echo \"\$said\"; [[ \$status != 0 && \$said == *'both use GPU'* ]]"
+fi
+
+# CUDA-event phase marks against waiting for the GPU at every phase boundary: same run otherwise.
+data="${TMPDIR:-/tmp}/dtbench-gpu-data"
+check "synthetic CIFAR-10" 60 "a data set for the runs below" \
+  "$dtbench" data synth --format cifar10 --out "$data" --train 8192 --test 1024
+# marks_run MODEL MARKS ROUND: one short run; prints its images/s from report.json.
+marks_run() {
+  local runs="${TMPDIR:-/tmp}/dtbench-marks/$1-$2-$3"
+  rm -rf "$runs"
+  "$dtbench" train --set model="$1" --set device="$device" --set dataset.format=cifar10 --set dataset.path="$data" \
+    --set batch=64 --set steps="$marks_steps" --set profile.device_marks="$2" --set output="$runs" >/dev/null || return 1
+  python3 -c 'import json, sys; e = json.load(open(sys.argv[1]))["epochs"][-1]
+print("%-10s device_marks=%-5s round %s: %9.1f images/s" % (*sys.argv[2:5], e["images_per_second"]))' \
+    "$(ls -d "$runs"/*/ | head -1)report.json" "$1" "$2" "$3"
+}
+marks_steps=120 marks_models="lenet5 resnet18"
+[[ $device == cpu ]] && marks_steps=4 marks_models=lenet5
+export -f marks_run
+export dtbench data device marks_steps
+check "device marks overhead" 150 "images/s with CUDA-event marks and with a wait per phase (device_marks.txt)" \
+  bash -c "set -o pipefail; for model in $marks_models; do for round in 1 2; do for marks in true false; do
+             marks_run \$model \$marks \$round || exit 1; done; done; done | tee '$out/device_marks.txt'"
+
+echo >>"$summary"
+echo "Whole run: $(( $(date +%s) - started )) s." >>"$summary"
+cat "$summary"
+! grep -q '| FAIL' "$summary"
