@@ -1,6 +1,7 @@
 // The `cuda` device: opens the worker's GPU (by local rank) and makes the twins of the layers it
 // has kernels for; composite layers (sequential, residual), flatten and anything else stay host
 // layers over managed memory.
+#include <cstdlib>
 #include <optional>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "core/cuda/device_optimizer.h"
 #include "core/cuda/phase_marks.h"
 #include "core/cuda/plan/device_pick.h"
+#include "core/cuda/plan/managed_budget.h"
 #include "core/cuda/register.h"
 #include "core/cuda/twins.h"
 #include "core/device/device.h"
@@ -26,7 +28,7 @@ namespace {
 
 class CudaBackend : public DeviceBackend {
  public:
-  explicit CudaBackend(int device) : context_(device), loss_(context_) {}
+  CudaBackend(int device, int processes_on_device) : context_(device, processes_on_device), loss_(context_) {}
 
   std::string name() const override { return context_.description(); }
   FloatAllocator allocator() const override { return cuda::allocate_managed; }
@@ -85,6 +87,15 @@ class CudaBackend : public DeviceBackend {
   cuda::DeviceLoss loss_;
 };
 
+// The ranks of this host under Open MPI or another MPI that says (1 outside a job): with the GPUs
+// they spread over, how many processes share each one.
+int local_ranks() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}) {
+    if (const char* value = std::getenv(name); value != nullptr && std::atoi(value) > 0) return std::atoi(value);
+  }
+  return 1;
+}
+
 std::unique_ptr<DeviceBackend> open_cuda(int local_rank) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
@@ -95,7 +106,7 @@ std::unique_ptr<DeviceBackend> open_cuda(int local_rank) {
   }
   const int device = status == cudaSuccess ? cuda_plan::pick_device(local_rank, count, why) : -1;
   if (device < 0) fail_input("device 'cuda': {}; use device: cpu", why);
-  auto backend = std::make_unique<CudaBackend>(device);
+  auto backend = std::make_unique<CudaBackend>(device, cuda_plan::processes_per_device(local_ranks(), count));
   spdlog::info("local rank {} runs on {}", local_rank, backend->name());
   return backend;
 }

@@ -4,21 +4,51 @@
 
 #include <fmt/format.h>
 
+#include "core/cuda/plan/managed_budget.h"
 #include "core/cuda/plan/workspace.h"
 
 namespace dtbench::cuda {
 
-std::shared_ptr<float[]> allocate_managed(int64_t count) {
-  const size_t bytes = static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float);
-  void* memory = nullptr;
-  DTB_CUDA(cudaMallocManaged(&memory, bytes, cudaMemAttachGlobal));
-  DTB_CUDA(cudaMemset(memory, 0, bytes));
-  DTB_CUDA(cudaDeviceSynchronize());  // the host may write it next
-  return std::shared_ptr<float[]>(static_cast<float*>(memory), [](float* p) { cudaFree(p); });
+namespace {
+
+// The process's managed-memory limit, from the current device's free memory, when no context has
+// set it yet.
+void limit_managed_memory(int processes_on_device) {
+  auto& budget = cuda_plan::managed_budget();
+  if (budget.has_limit()) return;
+  size_t free = 0, total = 0;
+  DTB_CUDA(cudaMemGetInfo(&free, &total));
+  budget.set_limit(cuda_plan::managed_limit_for(static_cast<int64_t>(free), processes_on_device));
 }
 
-CudaContext::CudaContext(int device) : device_(device) {
+}  // namespace
+
+std::shared_ptr<void> allocate_managed_bytes(int64_t bytes, std::string_view what) {
+  const auto size = static_cast<int64_t>(std::max<int64_t>(bytes, 1));
+  limit_managed_memory(1);
+  cuda_plan::managed_budget().reserve(size, what);
+  void* memory = nullptr;
+  const cudaError_t status = cudaMallocManaged(&memory, static_cast<size_t>(size), cudaMemAttachGlobal);
+  if (status != cudaSuccess) {
+    cuda_plan::managed_budget().release(size);
+    DTB_CUDA(status);
+  }
+  std::shared_ptr<void> owned(memory, [size](void* p) {
+    cudaFree(p);
+    cuda_plan::managed_budget().release(size);
+  });
+  DTB_CUDA(cudaMemset(memory, 0, static_cast<size_t>(size)));
+  DTB_CUDA(cudaDeviceSynchronize());  // the host may write it next
+  return owned;
+}
+
+std::shared_ptr<float[]> allocate_managed(int64_t count) {
+  return managed_array<float>(count, "a parameter arena or layer buffer");
+}
+
+CudaContext::CudaContext(int device, int processes_on_device) : device_(device) {
   DTB_CUDA(cudaSetDevice(device));
+  limit_managed_memory(processes_on_device);
   cudaDeviceProp properties{};
   DTB_CUDA(cudaGetDeviceProperties(&properties, device));
   description_ = fmt::format("cuda:{} ({}, {:.0f} GiB)", device, properties.name,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/cuda/check.h"
 #include "core/cuda/plan/conv_algorithm_cache.h"
@@ -14,12 +15,25 @@
 
 namespace dtbench::cuda {
 
-// Zero-filled managed memory, freed with cudaFree: a core/device FloatAllocator.
+// Zero-filled managed memory, reserved against the process's managed budget first
+// (plan/managed_budget.h: never more than the GPU had free) and given back when freed.
+std::shared_ptr<void> allocate_managed_bytes(int64_t bytes, std::string_view what);
+
+template <typename T>
+std::shared_ptr<T[]> managed_array(int64_t count, std::string_view what) {
+  std::shared_ptr<void> memory = allocate_managed_bytes(count * static_cast<int64_t>(sizeof(T)), what);
+  T* values = static_cast<T*>(memory.get());
+  return std::shared_ptr<T[]>(std::move(memory), values);
+}
+
+// Zero-filled managed floats: a core/device FloatAllocator.
 std::shared_ptr<float[]> allocate_managed(int64_t count);
 
 class CudaContext {
  public:
-  explicit CudaContext(int device);
+  // `processes_on_device`: how many processes share this GPU (their managed budgets split its
+  // free memory).
+  CudaContext(int device, int processes_on_device);
   ~CudaContext();
   CudaContext(const CudaContext&) = delete;
   CudaContext& operator=(const CudaContext&) = delete;

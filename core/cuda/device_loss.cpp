@@ -6,23 +6,11 @@
 
 namespace dtbench::cuda {
 
-namespace {
-
-template <typename T>
-std::shared_ptr<T[]> managed_array(int64_t count) {
-  void* memory = nullptr;
-  DTB_CUDA(cudaMallocManaged(&memory, static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(T),
-                             cudaMemAttachGlobal));
-  return std::shared_ptr<T[]>(static_cast<T*>(memory), [](T* p) { cudaFree(p); });
-}
-
-}  // namespace
-
 void DeviceLoss::reserve(int64_t rows) {
   if (rows <= rows_) return;
-  labels_ = managed_array<int32_t>(rows);
-  row_loss_ = managed_array<double>(rows);
-  row_correct_ = managed_array<int32_t>(rows);
+  labels_ = managed_array<int32_t>(rows, "the loss's labels");
+  row_loss_ = managed_array<double>(rows, "the loss's rows");
+  row_correct_ = managed_array<int32_t>(rows, "the loss's hits");
   rows_ = rows;
 }
 

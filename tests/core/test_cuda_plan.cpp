@@ -6,7 +6,9 @@
 
 #include "core/cuda/plan/conv_algorithm_cache.h"
 #include "core/cuda/plan/device_pick.h"
+#include "core/cuda/plan/managed_budget.h"
 #include "core/cuda/plan/workspace.h"
+#include "core/util/error.h"
 
 namespace dtbench::cuda_plan {
 namespace {
@@ -71,6 +73,46 @@ TEST(DevicePick, NoGpuOrABadRankIsRefusedWithTheReason) {
   why.clear();
   EXPECT_EQ(pick_device(-1, 2, why), -1);
   EXPECT_NE(why.find("-1"), std::string::npos) << why;
+}
+
+// 80 % of the free memory, split by the processes on the GPU; ranks spread round robin.
+TEST(ManagedBudget, LimitIsEightyPercentOfTheFreeMemorySharedByTheGpusProcesses) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  EXPECT_EQ(managed_limit_for(80 * kGiB, 1), 64 * kGiB);
+  EXPECT_EQ(managed_limit_for(80 * kGiB, 2), 32 * kGiB);
+  EXPECT_EQ(managed_limit_for(80 * kGiB, 0), 64 * kGiB);
+  EXPECT_EQ(managed_limit_for(0, 1), 0);
+  EXPECT_EQ(processes_per_device(1, 1), 1);
+  EXPECT_EQ(processes_per_device(2, 1), 2);
+  EXPECT_EQ(processes_per_device(3, 2), 2);
+  EXPECT_EQ(processes_per_device(8, 8), 1);
+  EXPECT_EQ(processes_per_device(0, 0), 1);
+}
+
+// Reservations up to the limit pass, one past it is refused naming what asked and changes nothing,
+// and what is released can be reserved again; the first limit set stays.
+TEST(ManagedBudget, RefusesAReservationPastTheLimitNamingItAndKeepsCount) {
+  ManagedBudget budget;
+  EXPECT_FALSE(budget.has_limit());
+  EXPECT_THROW(budget.reserve(1, "x"), LogicError);
+  EXPECT_EQ(budget.set_limit(1000), 1000);
+  EXPECT_EQ(budget.set_limit(5), 1000);
+  budget.reserve(600, "the arena");
+  budget.reserve(400, "a layer");
+  EXPECT_EQ(budget.held(), 1000);
+  try {
+    budget.reserve(1, "the loss's rows");
+    ADD_FAILURE() << "a reservation past the limit passed";
+  } catch (const InputError& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("the loss's rows needs"), std::string::npos) << what;
+    EXPECT_NE(what.find("can hang the GPU"), std::string::npos) << what;
+  }
+  EXPECT_EQ(budget.held(), 1000);
+  budget.release(400);
+  EXPECT_NO_THROW(budget.reserve(400, "a layer again"));
+  budget.release(5000);
+  EXPECT_EQ(budget.held(), 0);
 }
 
 }  // namespace

@@ -1,0 +1,58 @@
+#include "core/cuda/plan/managed_budget.h"
+
+#include <fmt/format.h>
+
+#include "core/util/error.h"
+
+namespace dtbench::cuda_plan {
+
+namespace {
+
+double gib(int64_t bytes) { return static_cast<double>(bytes) / static_cast<double>(int64_t{1} << 30); }
+
+}  // namespace
+
+int64_t ManagedBudget::set_limit(int64_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (limit_ < 0) limit_ = bytes < 0 ? 0 : bytes;
+  return limit_;
+}
+
+bool ManagedBudget::has_limit() const {
+  std::lock_guard lock(mutex_);
+  return limit_ >= 0;
+}
+
+void ManagedBudget::reserve(int64_t bytes, std::string_view what) {
+  std::lock_guard lock(mutex_);
+  DTB_CHECK(limit_ >= 0, "the managed-memory budget was used before its limit was set");
+  if (bytes > limit_ - held_) {
+    fail_input("{} needs {:.2f} GiB of CUDA managed memory, and this process already holds {:.2f} GiB of its "
+               "{:.2f} GiB (80 % of what the GPU had free, shared by the processes on it): managed memory past "
+               "the GPU's free memory can hang the GPU; use a smaller batch or model, or fewer ranks per GPU",
+               what, gib(bytes), gib(held_), gib(limit_));
+  }
+  held_ += bytes;
+}
+
+void ManagedBudget::release(int64_t bytes) {
+  std::lock_guard lock(mutex_);
+  held_ = held_ > bytes ? held_ - bytes : 0;
+}
+
+int64_t ManagedBudget::held() const {
+  std::lock_guard lock(mutex_);
+  return held_;
+}
+
+int64_t ManagedBudget::limit() const {
+  std::lock_guard lock(mutex_);
+  return limit_;
+}
+
+ManagedBudget& managed_budget() {
+  static ManagedBudget budget;
+  return budget;
+}
+
+}  // namespace dtbench::cuda_plan
