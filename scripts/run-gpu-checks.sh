@@ -93,7 +93,7 @@ check "gpu tests: training" 200 "LeNet-5 on the GPU to the CPU's accuracy; nccl 
 
 compare_models="mlp lenet5 alexnet vgg16 resnet18 resnet50" compare_steps=20
 [[ $device == cpu ]] && compare_models="mlp lenet5" compare_steps=3
-check "bench step vs PyTorch" 180 "step ms of dtbench and PyTorch on the GPU, every model (compare_step.txt)" \
+check "bench step vs PyTorch" 240 "step ms of dtbench and PyTorch on the GPU, every model (compare_step.txt)" \
   env DTBENCH="$dtbench" TORCH_PYTHON="$torch_python" bash -c \
   "set -o pipefail; '$repo/scripts/compare_step.sh' --device $device --steps $compare_steps --warmup 3 $compare_models | tee '$out/compare_step.txt'"
 
