@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole GPU path checked on a GPU machine in one go, through the kit of scripts/gpu-kit.sh
 # (this script is copied beside it as OUT/run-gpu-checks.sh). Run it from the repository's root
-# there (scripts/compare_step.sh and scripts/torch_step_bench.py come from the checkout), e.g.
-# with the device tool: carry the kit's folder and run `bash .gpukit/run-gpu-checks.sh`.
+# there (scripts/compare_step.sh and scripts/torch_step_bench.py come from the checkout): copy the
+# kit's folder (say .gpukit, which git ignores) beside the checkout and run
+# `bash .gpukit/run-gpu-checks.sh`.
 #
 # Writes under $OUT (default: the kit's folder/out), at most 8 files:
 #   summary.md          one row per check: PASS / FAIL (exit status) / SKIP, seconds, what it showed

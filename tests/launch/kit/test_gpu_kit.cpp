@@ -2,7 +2,7 @@
 // with Open MPI's plugins and a test binary run through the kit's own loader with no library taken
 // from the machine's own folders (LD_DEBUG=libs shows every library each program initialised), a
 // GPU step fails with dtbench's clear error, and the whole check script passes its rehearsal on the
-// CPU. A GPU machine lends itself rarely and briefly: the kit must work there the first time.
+// CPU. A GPU machine may be borrowed for minutes: the kit must work there the first time.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -186,7 +186,7 @@ TEST_F(GpuKit, OpenBlasCoreIsRaisedThroughTheKitsLoader) {
 }
 
 // The check script a GPU machine runs, end to end on the CPU (--rehearse), from the packed kit: every
-// check passes and what comes back stays within the device tool's 8 files.
+// check passes and its results stay within 8 files (what a borrowed machine may give back).
 TEST_F(GpuKit, TheCheckScriptPassesItsRehearsalFromThePackedKit) {
   if (shell("/usr/bin/python3 -c 'import torch'").exit_code != 0) GTEST_SKIP() << "python3-torch is not installed";
   const fs::path packed = *out_ / "packed";
@@ -208,7 +208,7 @@ TEST_F(GpuKit, TheCheckScriptPassesItsRehearsalFromThePackedKit) {
   }
   int files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(results)) files += entry.is_regular_file() ? 1 : 0;
-  EXPECT_LE(files, 8) << "the device tool brings back at most 8 files";
+  EXPECT_LE(files, 8) << "the results must fit in 8 files";
   EXPECT_NE(testing::read_text(results / "device_marks.txt").find("device_marks=false"), std::string::npos);
 }
 
