@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """PyTorch reference for `dtbench bench step` (a benchmark, not a test).
 
-Builds the same six architectures as core/models/ (mlp, lenet5, alexnet, vgg16, resnet18,
-resnet50: same layers, same parameter counts, checked against the counts `dtbench models`
-prints) and times one training step the way launch/cmd_bench.cpp does: random normal input of
+Builds the six architectures of core/models/ (mlp, lenet5, alexnet, vgg16, resnet18, resnet50)
+as the PyTorch engine does (pytorch/models.py: layer for layer, name for name; the parameter
+counts are checked against those `dtbench models` prints) and times one training step the way launch/cmd_bench.cpp does: random normal input of
 the model's default shape, random labels, cross-entropy, SGD lr 0.01 momentum 0.9, train mode;
 warm-up steps first, then the median over the timed steps of forward (with the loss), backward
 and update, each timed on its own. Gradients are cleared (set to None) before each forward,
@@ -21,6 +21,10 @@ import time
 
 import torch
 from torch import nn
+
+# The PyTorch engine's architectures (pytorch/models.py), the ones `--set engine=pytorch` trains.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "pytorch"))
+import models  # noqa: E402
 
 # The default input of each model (as `dtbench models` lists it) and its parameter count there,
 # with 10 classes.
@@ -60,144 +64,8 @@ def init_weights(module, final):
             nn.init.zeros_(m.bias)
 
 
-# core/models/classic.cpp ----------------------------------------------------------------------
-
-def build_mlp(c, h, w, classes):
-    if c * h * w != 784:
-        raise ValueError("mlp takes C*H*W = 784 values")
-    return nn.Sequential(
-        nn.Flatten(),
-        nn.Linear(784, 128), nn.ReLU(inplace=True),
-        nn.Linear(128, 64), nn.ReLU(inplace=True),
-        nn.Linear(64, classes),
-    )
-
-
-def build_lenet5(c, h, w, classes):
-    if h != w or h not in (28, 32):
-        raise ValueError("lenet5 takes (C, 32, 32) or (C, 28, 28)")
-    padding = (32 - h) // 2
-    return nn.Sequential(
-        nn.Conv2d(c, 6, 5, stride=1, padding=padding), nn.ReLU(inplace=True), nn.MaxPool2d(2, 2),
-        nn.Conv2d(6, 16, 5), nn.ReLU(inplace=True), nn.MaxPool2d(2, 2),
-        nn.Flatten(),
-        nn.Linear(16 * 5 * 5, 120), nn.ReLU(inplace=True),
-        nn.Linear(120, 84), nn.ReLU(inplace=True),
-        nn.Linear(84, classes),
-    )
-
-
-def build_alexnet(c, h, w, classes):
-    if h % 16 or w % 16:
-        raise ValueError("alexnet takes H and W multiples of 16")
-    hidden = 4096
-    return nn.Sequential(
-        nn.Conv2d(c, 64, 3, stride=2, padding=1), nn.ReLU(inplace=True), nn.MaxPool2d(2, 2),
-        nn.Conv2d(64, 192, 3, padding=1), nn.ReLU(inplace=True), nn.MaxPool2d(2, 2),
-        nn.Conv2d(192, 384, 3, padding=1), nn.ReLU(inplace=True),
-        nn.Conv2d(384, 256, 3, padding=1), nn.ReLU(inplace=True),
-        nn.Conv2d(256, 256, 3, padding=1), nn.ReLU(inplace=True), nn.MaxPool2d(2, 2),
-        nn.Flatten(),
-        nn.Dropout(0.5), nn.Linear(256 * (h // 16) * (w // 16), hidden), nn.ReLU(inplace=True),
-        nn.Dropout(0.5), nn.Linear(hidden, hidden), nn.ReLU(inplace=True),
-        nn.Linear(hidden, classes),
-    )
-
-
-# core/models/vgg.cpp --------------------------------------------------------------------------
-
-def build_vgg16(c, h, w, classes):
-    if h % 32 or w % 32:
-        raise ValueError("vgg16 takes H and W multiples of 32")
-    layers = []
-    channels = c
-    for out, convolutions in ((64, 2), (128, 2), (256, 3), (512, 3), (512, 3)):
-        for _ in range(convolutions):
-            # The convolution keeps its bias, as in dtbench (and pytorch-cifar).
-            layers += [nn.Conv2d(channels, out, 3, padding=1, bias=True), nn.BatchNorm2d(out),
-                       nn.ReLU(inplace=True)]
-            channels = out
-        layers.append(nn.MaxPool2d(2, 2))
-    layers += [nn.Flatten(), nn.Linear(channels * (h // 32) * (w // 32), classes)]
-    return nn.Sequential(*layers)
-
-
-# core/models/resnet.cpp -----------------------------------------------------------------------
-
-def conv_bn(cin, cout, kernel, stride):
-    return [nn.Conv2d(cin, cout, kernel, stride=stride, padding=kernel // 2, bias=False),
-            nn.BatchNorm2d(cout)]
-
-
-def shortcut(cin, cout, stride):
-    if stride != 1 or cin != cout:
-        return nn.Sequential(nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout))
-    return nn.Sequential()  # identity
-
-
-class Residual(nn.Module):
-    """out = relu(main(x) + shortcut(x)), as dtbench's Residual layer."""
-
-    def __init__(self, main, short):
-        super().__init__()
-        self.main = main
-        self.shortcut = short
-
-    def forward(self, x):
-        out = self.main(x)
-        out += self.shortcut(x)  # main ends in batch norm, whose output may be overwritten
-        return torch.relu_(out)
-
-
-def basic_block(cin, planes, stride):
-    main = nn.Sequential(*conv_bn(cin, planes, 3, stride), nn.ReLU(inplace=True),
-                         *conv_bn(planes, planes, 3, 1))
-    return Residual(main, shortcut(cin, planes, stride))
-
-
-def bottleneck_block(cin, planes, stride):
-    main = nn.Sequential(*conv_bn(cin, planes, 1, 1), nn.ReLU(inplace=True),
-                         *conv_bn(planes, planes, 3, stride), nn.ReLU(inplace=True),  # v1.5
-                         *conv_bn(planes, 4 * planes, 1, 1))
-    return Residual(main, shortcut(cin, 4 * planes, stride))
-
-
-def build_resnet(c, classes, blocks, bottleneck):
-    expansion = 4 if bottleneck else 1
-    layers = [*conv_bn(c, 64, 3, 1), nn.ReLU(inplace=True)]  # no max-pool
-    channels = 64
-    for stage, (planes, count) in enumerate(zip((64, 128, 256, 512), blocks)):
-        stage_blocks = []
-        for block in range(count):
-            stride = 2 if stage > 0 and block == 0 else 1
-            make = bottleneck_block if bottleneck else basic_block
-            stage_blocks.append(make(channels, planes, stride))
-            channels = planes * expansion
-        layers.append(nn.Sequential(*stage_blocks))
-    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, classes)]
-    return nn.Sequential(*layers)
-
-
-def build_resnet18(c, h, w, classes):
-    return build_resnet(c, classes, (2, 2, 2, 2), False)
-
-
-def build_resnet50(c, h, w, classes):
-    return build_resnet(c, classes, (3, 4, 6, 3), True)
-
-
-BUILDERS = {
-    "mlp": build_mlp,
-    "lenet5": build_lenet5,
-    "alexnet": build_alexnet,
-    "vgg16": build_vgg16,
-    "resnet18": build_resnet18,
-    "resnet50": build_resnet50,
-}
-
-
 def build(name, shape, classes):
-    net = BUILDERS[name](*shape, classes)
+    net = models.build(name, shape, classes)
     final = [m for m in net.modules() if isinstance(m, nn.Linear)][-1]
     init_weights(net, final)
     count = sum(p.numel() for p in net.parameters())
@@ -285,7 +153,7 @@ def main():
     args = parser.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: this torch sees no usable CUDA device")
-    if args.model != "all" and args.model not in BUILDERS:
+    if args.model != "all" and args.model not in models.BUILDERS:
         parser.error(f"unknown model '{args.model}'; valid models: {', '.join(MODELS)}, all")
     if args.batch < 1 or args.steps < 1 or args.warmup < 0 or args.threads < 0 or args.classes < 1:
         parser.error("--batch, --steps and --classes must be positive; --warmup and --threads non-negative")
