@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -162,6 +163,38 @@ TEST_F(GpuKit, MpirunAndItsRanksRunFromTheKit) {
   EXPECT_NE(r.output.find("loaded: " + (kit_ / "root").string() + "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_btl_vader.so"),
             std::string::npos)
       << "Open MPI's shared-memory plugin was not taken from the kit";
+}
+
+// As on a GPU machine without them: Open MPI, PMIx, hwloc, OpenBLAS, gRPC, protobuf, fmt and
+// libstdc++ of this machine hidden (a mount namespace of this test alone), mpirun with two ranks
+// and a training step still run from the kit.
+TEST_F(GpuKit, RunsWithTheMachinesOwnMpiBlasAndGrpcHidden) {
+  if (geteuid() != 0) GTEST_SKIP() << "hiding the machine's libraries needs root (a mount namespace)";
+  const fs::path script = *out_ / "hidden.sh";
+  {
+    std::ofstream file(script);
+    file << "set -e\n"
+         // Files first (their real paths may lie in the folders hidden next).
+         << "for name in libmpi.so.40 libopen-rte.so.40 libopen-pal.so.40 libpmix.so.2 libhwloc.so.15 libgrpc.so.29 "
+            "libprotobuf.so.32 libfmt.so.9 libspdlog.so.1.10 libstdc++.so.6; do\n"
+         << "  file=$(readlink -f /usr/lib/x86_64-linux-gnu/$name) || continue\n"
+         << "  [ -e \"$file\" ] && mount --bind /dev/null \"$file\"\n"
+         << "done\n"
+         << "for dir in /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/pmix2 "
+            "/usr/lib/x86_64-linux-gnu/openblas-pthread /usr/lib/x86_64-linux-gnu/hwloc /usr/share/openmpi /etc/openmpi; do\n"
+         << "  [ -d \"$dir\" ] && mount -t tmpfs none \"$dir\"\n"
+         << "done\n"
+         << "test ! -s /usr/lib/x86_64-linux-gnu/libgrpc.so.29\n"
+         << "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n"
+         << "'" << (kit_ / "bin" / "mpirun").string() << "' --oversubscribe -np 2 '" << (kit_ / "bin" / "dtbench").string()
+         << "' bench allreduce --sizes 4B:1MiB --iters 2\n"
+         << "'" << (kit_ / "bin" / "dtbench").string()
+         << "' bench step --device cpu --model lenet5 --batch 4 --steps 1 --warmup 0\n";
+  }
+  const Outcome r = shell("unshare -m bash " + script.string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("     1 MiB "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("lenet5 "), std::string::npos) << r.output;
 }
 
 TEST_F(GpuKit, AGpuStepWithoutAGpuFailsWithTheClearError) {
