@@ -13,6 +13,7 @@ packages=(
   python3  # scripts/check_docs.py, the docs_links test
   dataset-fashion-mnist  # the real Fashion-MNIST, IDX files under /usr/share/datasets/fashion-mnist
   python3-torch  # the PyTorch engine (pytorch/worker.py) and comparisons against it
+  xz-utils  # scripts/gpu-kit.sh packs the GPU kit
 )
 
 missing=()
