@@ -44,7 +44,8 @@ void require_a_gpu_per_rank(MPI_Comm comm, const std::string& gpu, const WaitPol
             "MPI_Iallgather (the ranks' GPUs)");
   wait_all({&request, 1}, wait);
   std::vector<std::string> gpu_of_rank;
-  for (int rank = 0; rank < world; ++rank) gpu_of_rank.emplace_back(all.data() + kNameBytes * static_cast<size_t>(rank));
+  for (int rank = 0; rank < world; ++rank)
+    gpu_of_rank.emplace_back(all.data() + kNameBytes * static_cast<size_t>(rank));
   const auto [first, second] = first_shared_gpu(gpu_of_rank);
   if (first < 0) return;
   fail_input("transport nccl: ranks {} and {} both use GPU {}, and NCCL needs a GPU of its own per rank: start at "

@@ -52,7 +52,8 @@ TEST_F(GpuTraining, LenetOnTheDeviceReachesTheCpusAccuracy) {
 // allreduce then leaves the gradients as they are, and the run must still end like the CPU's).
 TEST_F(GpuTraining, RanksWithNcclEndLikeTheRingOnTheCpu) {
   const fs::path data = synth("idx", 1024, 256);
-  const std::string train = testing::mpirun(std::min(2, cuda_device_count())) + " train --set model=mlp --set dataset.path=" + data.string() +
+  const std::string train = testing::mpirun(std::min(2, cuda_device_count())) +
+                            " train --set model=mlp --set dataset.path=" + data.string() +
                             " --set steps=10 --set batch=32 --set threads=1";
   const auto ring = run(train + " --set device=cpu --set transport=ring", "ring");
   const auto nccl = run(train + " --set device=cuda --set transport=nccl", "nccl");

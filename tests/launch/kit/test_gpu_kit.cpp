@@ -147,7 +147,8 @@ TEST_F(GpuKit, DtbenchRunsOnTheKitsLibrariesAlone) {
 }
 
 TEST_F(GpuKit, ACpuTestBinaryRunsThroughTheLauncher) {
-  const Outcome r = run_checked((kit_ / "bin" / "run").string() + " " + (kBuild / "tests" / "test_conv_lanes").string());
+  const Outcome r =
+      run_checked((kit_ / "bin" / "run").string() + " " + (kBuild / "tests" / "test_conv_lanes").string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("[  PASSED  ]"), std::string::npos) << r.output;
 }
@@ -160,7 +161,8 @@ TEST_F(GpuKit, MpirunAndItsRanksRunFromTheKit) {
                       " bench allreduce --sizes 4B:64KiB --iters 2",
                   3);
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("loaded: " + (kit_ / "root").string() + "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_btl_vader.so"),
+  EXPECT_NE(r.output.find("loaded: " + (kit_ / "root").string() +
+                          "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_btl_vader.so"),
             std::string::npos)
       << "Open MPI's shared-memory plugin was not taken from the kit";
 }
@@ -181,13 +183,14 @@ TEST_F(GpuKit, RunsWithTheMachinesOwnMpiBlasAndGrpcHidden) {
          << "  [ -e \"$file\" ] && mount --bind /dev/null \"$file\"\n"
          << "done\n"
          << "for dir in /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/pmix2 "
-            "/usr/lib/x86_64-linux-gnu/openblas-pthread /usr/lib/x86_64-linux-gnu/hwloc /usr/share/openmpi /etc/openmpi; do\n"
+            "/usr/lib/x86_64-linux-gnu/openblas-pthread /usr/lib/x86_64-linux-gnu/hwloc /usr/share/openmpi "
+            "/etc/openmpi; do\n"
          << "  [ -d \"$dir\" ] && mount -t tmpfs none \"$dir\"\n"
          << "done\n"
          << "test ! -s /usr/lib/x86_64-linux-gnu/libgrpc.so.29\n"
          << "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n"
-         << "'" << (kit_ / "bin" / "mpirun").string() << "' --oversubscribe -np 2 '" << (kit_ / "bin" / "dtbench").string()
-         << "' bench allreduce --sizes 4B:1MiB --iters 2\n"
+         << "'" << (kit_ / "bin" / "mpirun").string() << "' --oversubscribe -np 2 '"
+         << (kit_ / "bin" / "dtbench").string() << "' bench allreduce --sizes 4B:1MiB --iters 2\n"
          << "'" << (kit_ / "bin" / "dtbench").string()
          << "' bench step --device cpu --model lenet5 --batch 4 --steps 1 --warmup 0\n";
   }
