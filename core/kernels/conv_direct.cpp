@@ -304,11 +304,7 @@ void conv2d_direct_backward(float* dinp, float* dweight, float* dbias, const flo
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     Workspace& ws = workspace();  // this thread's
-    float* share = nullptr;
-    if (dweight != nullptr) {
-      share = sized(ws.dweight, filter_floats);
-      std::fill_n(share, filter_floats, 0.0f);
-    }
+    float* share = dweight != nullptr ? zeroed(ws.dweight, filter_floats) : nullptr;
 #pragma omp for schedule(static)
     for (int64_t b = 0; b < sizes.batch; ++b) {
       float* dout_wide = sized(ws.wide, sizes.out_channels * w.grad_row);

@@ -360,11 +360,7 @@ void conv2d_lanes_backward(float* dinp, float* dweight, float* dbias, const floa
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     Workspace& ws = workspace();  // this thread's
-    float* share = nullptr;
-    if (dweight != nullptr) {
-      share = sized(ws.dweight, filter_floats);
-      std::fill_n(share, filter_floats, 0.0f);
-    }
+    float* share = dweight != nullptr ? zeroed(ws.dweight, filter_floats) : nullptr;
 #pragma omp for schedule(static)
     for (int64_t index = 0; index < groups; ++index) {
       const int64_t b0 = index * kLanes, count = std::min(kLanes, sizes.batch - b0);

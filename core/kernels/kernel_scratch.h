@@ -13,6 +13,13 @@ inline float* sized(std::vector<float>& buffer, int64_t count) {
   return buffer.data();
 }
 
+// `buffer` holding at least `count` floats, the first `count` zero: a thread's share of a gradient.
+inline float* zeroed(std::vector<float>& buffer, int64_t count) {
+  float* values = sized(buffer, count);
+  std::fill_n(values, count, 0.0f);
+  return values;
+}
+
 // dweight = the sum of the threads' shares of the filter gradient, in thread order (threads that
 // had no samples left theirs null; dweight is left as it is when all did).
 inline void add_weight_shares(float* dweight, const std::vector<const float*>& shares, int64_t count) {
