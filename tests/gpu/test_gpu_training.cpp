@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "core/cuda/register.h"
 #include "support/cli_helpers.h"

@@ -33,12 +33,16 @@ inline Outcome shell(const std::string& command) {
   return outcome;
 }
 
-// The dtbench binary the tests run: the one built beside them, or DTBENCH_TEST_BINARY's (the GPU
-// kit's launcher, scripts/gpu-kit.sh, on a machine where the build's paths do not exist).
-inline std::string dtbench_binary() {
-  const char* chosen = std::getenv("DTBENCH_TEST_BINARY");
-  return chosen != nullptr && *chosen != '\0' ? chosen : DTBENCH_BINARY;
+// The environment variable `name` when set and not empty, else `built`: the tests run the programs
+// built beside them unless told otherwise (the GPU kit's launchers, scripts/gpu-kit.sh, on a
+// machine where the build's paths do not exist).
+inline std::string chosen_or(const char* name, const char* built) {
+  const char* chosen = std::getenv(name);
+  return chosen != nullptr && *chosen != '\0' ? chosen : built;
 }
+
+// The dtbench binary the tests run (DTBENCH_TEST_BINARY names another).
+inline std::string dtbench_binary() { return chosen_or("DTBENCH_TEST_BINARY", DTBENCH_BINARY); }
 
 // `dtbench <arguments>`.
 inline Outcome dtbench(const std::string& arguments) { return shell(dtbench_binary() + " " + arguments); }
@@ -47,9 +51,7 @@ inline Outcome dtbench(const std::string& arguments) { return shell(dtbench_bina
 // ranks than cores allowed); the caller sets OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM) when running as root.
 // DTBENCH_TEST_MPIEXEC names another mpiexec, as DTBENCH_TEST_BINARY another dtbench.
 inline std::string mpirun(int ranks) {
-  const char* chosen = std::getenv("DTBENCH_TEST_MPIEXEC");
-  const std::string mpiexec = chosen != nullptr && *chosen != '\0' ? chosen : MPIEXEC;
-  return mpiexec + " --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " + dtbench_binary();
+  return chosen_or("DTBENCH_TEST_MPIEXEC", MPIEXEC) + " --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " + dtbench_binary();
 }
 
 inline nlohmann::json read_json(const std::filesystem::path& path) {
