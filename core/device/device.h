@@ -2,9 +2,12 @@
 // Where a worker's tensors live and its kernels run: `device: cpu|cuda` in the blueprint. A device
 // backend is a folder of its own (core/cuda/) that registers itself here at start-up; the layers,
 // models and training loop never branch on it. A model built for a backend swaps each leaf layer
-// for the backend's twin of it (sharing the layer's parameters) and lays its arena out in memory
-// both the host and the device can use, so that everything without a twin (the loss, composite
-// layers' glue, the optimizer, the transports) still runs, on the host, over the same memory.
+// for the backend's twin of it (sharing the layer's parameters) and residual blocks' joins for the
+// backend's, and binds its arena with the backend's allocator: host memory that the backend
+// mirrors on the device. The twins and the device's optimizer work on the mirror; everything that
+// runs on the host (the transports, checksums, saved weights) works on the host memory, and the
+// moves below copy between the two where one side wrote what the other reads next.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,6 +18,7 @@
 
 #include "core/layers/layer.h"
 #include "core/layers/loss.h"
+#include "core/layers/residual_join.h"
 #include "core/optim/optimizer.h"
 
 namespace dtbench {
@@ -39,7 +43,8 @@ class DeviceBackend {
   virtual ~DeviceBackend() = default;
   // "cuda:0 (NVIDIA H100 80GB HBM3)": which device this worker uses, for logs and reports.
   virtual std::string name() const = 0;
-  // Storage that host and device code may both read and write (the host after synchronize()).
+  // Host floats with a copy on the device (pinned, so the copies run at the bus's rate); a backend
+  // whose device is the host's memory gives plain host memory.
   virtual FloatAllocator allocator() const = 0;
   // Takes a configured leaf layer and gives back its device twin, which owns it and shares its
   // parameters and buffers; gives the layer itself back when the backend has no twin for its kind.
@@ -48,12 +53,22 @@ class DeviceBackend {
   virtual std::vector<std::string> twin_kinds() const = 0;
   // Waits until everything queued on the device is done.
   virtual void synchronize() = 0;
-  // Moves floats in bulk to the host before host code works through them (a transport reading
-  // the gradients), and back to the device after it wrote them (averaged gradients, pulled
-  // weights). Memory both sides can use stays correct without these; what they save is the pages
-  // following the first touch one fault at a time. Both return once the move is done.
+  // Copies floats of memory allocator() gave from the device's copy to the host's, before host code
+  // reads them (a transport the gradients, a checksum the weights), and from the host's to the
+  // device's after host code wrote them (initial, averaged or pulled values). Both return once the
+  // copy is done; the device is idle before either (every twin ends synchronised).
   virtual void move_to_host(std::span<float> values) { (void)values; }
   virtual void move_to_device(std::span<float> values) { (void)values; }
+  // The device's copy of floats allocator() gave, for code that hands them to the device itself
+  // (NCCL); the floats themselves where the device works on host memory.
+  virtual std::span<float> device_view(std::span<float> values) { return values; }
+  // Copies what a twin made (an output or input gradient, in the device's memory) into host
+  // memory, for host code that reads a layer's output: tests, a loss the device does not compute.
+  virtual void download(std::span<const float> made, std::span<float> host) {
+    std::copy(made.begin(), made.end(), host.begin());
+  }
+  // A residual block's join that runs where the twins' outputs are; null: the host's.
+  virtual std::unique_ptr<ResidualJoin> residual_join() { return nullptr; }
   // The batch's softmax cross-entropy, and its gradient when grad_logits is given, computed on the
   // device (one fused kernel; grad_logits is pointed at the memory it wrote); nullopt leaves it to
   // the host's softmax_cross_entropy (core/layers/loss.h) over the logits.

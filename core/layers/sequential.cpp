@@ -1,7 +1,5 @@
 #include "core/layers/sequential.h"
 
-#include <algorithm>
-
 #include "core/device/device.h"
 #include "core/util/error.h"
 
@@ -53,6 +51,8 @@ void Sequential::adopt_twins(DeviceBackend& device) {
       entry.layer = device.adopt(std::move(entry.layer));
     } else if (auto* sequential = dynamic_cast<Sequential*>(entry.layer.get())) {
       sequential->adopt_twins(device);
+    } else if (auto* residual = dynamic_cast<Residual*>(entry.layer.get())) {
+      residual->adopt_twins(device);
     } else {
       for (auto& [name, child] : entry.layer->children()) {
         auto* branch = dynamic_cast<Sequential*>(child);
@@ -91,39 +91,30 @@ const Tensor& Residual::forward(const Tensor& input, Mode mode) {
   const Tensor& main_out = main_->forward(input, mode);
   const Tensor& shortcut_out = shortcut_->empty() ? input : shortcut_->forward(input, mode);
   ScopedOperatorTimer timer(operator_times_, kAddKind, false);
-  output_.resize(main_out.shape());
-  const float* a = main_out.data();
-  const float* b = shortcut_out.data();
-  float* y = output_.data();
-  const int64_t count = output_.numel();
-  for (int64_t i = 0; i < count; ++i) y[i] = std::max(a[i] + b[i], 0.0f);
-  return output_;
+  return join_->forward(main_out, shortcut_out);
 }
 
 Tensor& Residual::backward(Tensor& grad_output) {
-  float* g = grad_output.data();
-  const int64_t count = grad_output.numel();
+  Tensor* shortcut_grad = nullptr;
   {
     ScopedOperatorTimer timer(operator_times_, kAddKind, true);
-    // Through the final ReLU, in place: the output is positive exactly where the sum was.
-    const float* y = output_.data();
-    for (int64_t i = 0; i < count; ++i) g[i] = y[i] > 0.0f ? g[i] : 0.0f;
-    // The main branch may overwrite its gradient buffer, so the shortcut gets a copy.
-    shortcut_grad_.resize(grad_output.shape());
-    std::copy_n(g, count, shortcut_grad_.data());
+    shortcut_grad = &join_->backward(grad_output);
   }
   Tensor& main_grad = main_->backward(grad_output);
   if (!needs_input_grad_) {
-    if (!shortcut_->empty()) shortcut_->backward(shortcut_grad_);
+    if (!shortcut_->empty()) shortcut_->backward(*shortcut_grad);
     return main_grad;
   }
-  Tensor& other_grad = shortcut_->empty() ? shortcut_grad_ : shortcut_->backward(shortcut_grad_);
+  Tensor& other_grad = shortcut_->empty() ? *shortcut_grad : shortcut_->backward(*shortcut_grad);
   ScopedOperatorTimer timer(operator_times_, kAddKind, true);
-  float* sum = main_grad.data();
-  const float* add = other_grad.data();
-  const int64_t input_count = main_grad.numel();
-  for (int64_t i = 0; i < input_count; ++i) sum[i] += add[i];
+  join_->accumulate(main_grad, other_grad);
   return main_grad;
+}
+
+void Residual::adopt_twins(DeviceBackend& device) {
+  main_->adopt_twins(device);
+  shortcut_->adopt_twins(device);
+  if (auto join = device.residual_join()) join_ = std::move(join);
 }
 
 std::vector<std::pair<std::string, Layer*>> Residual::children() {

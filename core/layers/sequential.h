@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/layers/layer.h"
+#include "core/layers/residual_join.h"
 
 namespace dtbench {
 
@@ -57,12 +58,14 @@ class Residual : public Layer {
   Tensor& backward(Tensor& grad_output) override;
   std::vector<std::pair<std::string, Layer*>> children() override;
   int64_t macs_per_sample() const override { return 0; }
+  // Both branches' leaves to `device` (Sequential::adopt_twins), and the join to the device's own
+  // when it has one, so that the branches' outputs are added where they are.
+  void adopt_twins(DeviceBackend& device);
 
  private:
   std::unique_ptr<Sequential> main_;
   std::unique_ptr<Sequential> shortcut_;  // empty: identity
-  Tensor output_;
-  Tensor shortcut_grad_;  // the block's output gradient, kept for the shortcut branch
+  std::unique_ptr<ResidualJoin> join_ = make_host_residual_join();
 };
 
 }  // namespace dtbench

@@ -47,6 +47,7 @@ void Model::walk(Layer& layer, const std::string& path, std::vector<Param*>& par
 
 void Model::initialize(uint64_t seed) {
   arena_.initialize(seed);
+  if (device_ != nullptr) device_->move_to_device(arena_.values());  // written on the host
   for (size_t i = 0; i < all_layers_.size(); ++i) {
     all_layers_[i]->reseed(Rng::derive(seed, 0xD209, i).next_u64());
   }
@@ -58,6 +59,14 @@ const Tensor& Model::forward(const Tensor& batch, Mode mode) {
   DTB_CHECK(batch.shape() == expected, "model {} expects {} but got {}", name_,
             shape_string(expected), shape_string(batch.shape()));
   return net_->forward(batch, mode);
+}
+
+LossResult Model::loss(const Tensor& logits, std::span<const int32_t> labels, Tensor* grad_logits) {
+  if (device_ != nullptr) {
+    if (auto on_device = device_->softmax_cross_entropy(logits, labels, grad_logits)) return *on_device;
+    device_->synchronize();  // a host layer made the logits; the host reads them next
+  }
+  return softmax_cross_entropy(logits, labels, grad_logits);
 }
 
 void Model::backward(Tensor& grad_logits) { net_->backward(grad_logits); }

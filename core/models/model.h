@@ -22,8 +22,8 @@ struct LayerInfo {
 
 class Model {
  public:
-  // With a `device`, every layer it has a twin for runs there and the arena lives in memory both
-  // sides can use; null: the host. The device must outlive the model.
+  // With a `device`, every layer it has a twin for runs there and the arena is the device's mirrored
+  // host memory (core/device/device.h); null: the host. The device must outlive the model.
   Model(std::string name, Shape sample_input, int64_t classes, std::unique_ptr<Sequential> net,
         DeviceBackend* device = nullptr);
 
@@ -31,11 +31,15 @@ class Model {
   const Shape& sample_input_shape() const { return sample_input_; }
   int64_t classes() const { return classes_; }
 
-  // Weights from the seed (bit-identical for the same seed) and the stochastic layers' streams.
+  // Weights from the seed (bit-identical for the same seed) and the stochastic layers' streams;
+  // on a device, copied there.
   void initialize(uint64_t seed);
 
   // batch (B, sample_input...) -> logits (B, classes).
   const Tensor& forward(const Tensor& batch, Mode mode);
+  // The batch's softmax cross-entropy over forward's logits, and their gradient when grad_logits is
+  // given: on the device when the model is on one (its logits are the device's), else the host's.
+  LossResult loss(const Tensor& logits, std::span<const int32_t> labels, Tensor* grad_logits);
   // Writes every parameter's gradient into the arena's gradient block.
   void backward(Tensor& grad_logits);
   // Called during backward for each parameter as soon as its gradient is final (the order is

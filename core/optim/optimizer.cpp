@@ -108,6 +108,7 @@ void Optimizer::restore(std::span<const float> state, int64_t steps) {
   // writing that state, with no setter per optimizer.
   std::copy(state.begin(), state.end(), const_cast<float*>(own.data()));
   steps_ = steps;
+  restored();
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, int64_t count) {

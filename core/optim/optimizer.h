@@ -40,6 +40,10 @@ class Optimizer {
   void restore(std::span<const float> state, int64_t steps);
 
  protected:
+  // After restore() wrote the state through state()'s view: an optimizer that keeps a copy of it
+  // elsewhere (on a device) takes it from there.
+  virtual void restored() {}
+
   int64_t steps_ = 0;
 };
 

@@ -166,7 +166,7 @@ EpochResult Trainer::train_epoch(int64_t epoch, int64_t& global_step, Clock::tim
     result.between_seconds += seconds_between(last_mark, load_start);
     StepMarks marks{.load_start = load_start, .forward_start = phase_mark(1)};
     const Tensor& logits = model_.forward(batch->images, Mode::Train);
-    const LossResult loss = batch_loss(logits, batch->labels, &grad_logits_);
+    const LossResult loss = model_.loss(logits, batch->labels, &grad_logits_);
     require_finite(loss.loss, epoch, global_step);
     add_straggler_delay(options_.compute_delay_seconds);
     marks.backward_start = phase_mark(2);
@@ -224,14 +224,6 @@ Clock::time_point Trainer::phase_mark(int index) const {
   return Clock::now();
 }
 
-LossResult Trainer::batch_loss(const Tensor& logits, std::span<const int32_t> labels, Tensor* grad_logits) {
-  if (DeviceBackend* device = model_.device()) {
-    if (auto on_device = device->softmax_cross_entropy(logits, labels, grad_logits)) return *on_device;
-    device->synchronize();  // the host reads the logits next
-  }
-  return softmax_cross_entropy(logits, labels, grad_logits);
-}
-
 Evaluation Trainer::evaluate(Loader& loader) {
   loader.start_epoch(0);
   double loss_sum = 0.0;
@@ -239,7 +231,7 @@ Evaluation Trainer::evaluate(Loader& loader) {
   while (const Batch* batch = loader.next()) {
     const auto limit = options_.eval_max_samples;
     if (limit > 0 && samples + static_cast<int64_t>(batch->labels.size()) > limit) break;
-    const LossResult loss = batch_loss(model_.forward(batch->images, Mode::Eval), batch->labels, nullptr);
+    const LossResult loss = model_.loss(model_.forward(batch->images, Mode::Eval), batch->labels, nullptr);
     const auto batch_size = static_cast<int64_t>(batch->labels.size());
     loss_sum += loss.loss * static_cast<double>(batch_size);
     correct += loss.correct;

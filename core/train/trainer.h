@@ -108,9 +108,6 @@ class Trainer {
   // times are then read from the marks, step_times_on_device); without marks, the clock is read
   // once the device has finished what was queued.
   std::chrono::steady_clock::time_point phase_mark(int index) const;
-  // The batch's loss on the device when the backend computes it there, otherwise on the host once
-  // the device is done with the logits.
-  LossResult batch_loss(const Tensor& logits, std::span<const int32_t> labels, Tensor* grad_logits);
 
   Model& model_;
   Loader& train_;

@@ -59,7 +59,7 @@ void bench_one_model(const models::ModelEntry& entry, const StepBenchOptions& op
   auto seconds = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
   for (int64_t step = 0; step < options.warmup + options.steps; ++step) {
     const auto t0 = Clock::now();
-    softmax_cross_entropy(model->forward(images, Mode::Train), labels, &grad_logits);
+    model->loss(model->forward(images, Mode::Train), labels, &grad_logits);
     const auto t1 = Clock::now();
     model->backward(grad_logits);
     const auto t2 = Clock::now();

@@ -11,6 +11,7 @@
 #include "core/cuda/bodies/softmax_xent.h"
 #include "core/kernels/activation.h"
 #include "core/kernels/loss.h"
+#include "core/layers/residual_join.h"
 #include "core/optim/optimizer.h"
 #include "core/util/rng.h"
 
@@ -116,6 +117,40 @@ TEST(CudaBodies, ScaleTurnsASumIntoAMean) {
   EXPECT_FLOAT_EQ(sums[0], 1.0f);
   EXPECT_FLOAT_EQ(sums[1], -2.0f);
   EXPECT_FLOAT_EQ(sums[2], 0.5f);
+}
+
+// A residual block's join, index by index, against the host's (core/layers/residual_join.h):
+// forward, the gradient through its ReLU with the shortcut's copy, and the input gradient's sum.
+TEST(CudaBodies, ResidualJoinMatchesTheHostsJoin) {
+  Rng rng(12);
+  const int64_t n = 1237;
+  Tensor main({n}), shortcut({n}), grad_host({n}), add({n});
+  for (Tensor* t : {&main, &shortcut, &grad_host, &add}) {
+    for (float& x : t->span()) x = rng.normal();
+  }
+  main.span()[5] = -shortcut.span()[5];  // a sum of exactly zero: no gradient passes
+  auto host = make_host_residual_join();
+  const Tensor& y_host = host->forward(main, shortcut);
+  std::vector<float> y(static_cast<size_t>(n)), grad(grad_host.span().begin(), grad_host.span().end()),
+      copy(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) add_relu_at(i, y.data(), main.data(), shortcut.data());
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[static_cast<size_t>(i)], y_host.data()[i]) << i;
+  EXPECT_EQ(y[5], 0.0f);
+
+  const Tensor& copy_host = host->backward(grad_host);
+  for (int64_t i = 0; i < n; ++i) relu_grad_copy_at(i, grad.data(), copy.data(), y.data());
+  int zeroed = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(grad[static_cast<size_t>(i)], grad_host.data()[i]) << i;
+    ASSERT_EQ(copy[static_cast<size_t>(i)], copy_host.data()[i]) << i;
+    zeroed += grad[static_cast<size_t>(i)] == 0.0f;
+  }
+  EXPECT_GT(zeroed, n / 4);  // about half the sums are negative
+  EXPECT_EQ(grad[5], 0.0f);
+
+  host->accumulate(grad_host, add);
+  for (int64_t i = 0; i < n; ++i) accumulate_at(i, grad.data(), add.data());
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(grad[static_cast<size_t>(i)], grad_host.data()[i]) << i;
 }
 
 }  // namespace

@@ -118,5 +118,63 @@ TEST(Device, AModelOnABackendRunsItsTwinsWithTheSameNamesLayoutAndNumbers) {
   for (size_t i = 0; i < host_grads.size(); ++i) ASSERT_EQ(twin_grads[i], host_grads[i]) << i;
 }
 
+// A join that counts its calls and runs the host's.
+class CountingJoin : public ResidualJoin {
+ public:
+  explicit CountingJoin(std::map<std::string, int>& calls) : calls_(calls) {}
+  const Tensor& forward(const Tensor& main, const Tensor& shortcut) override {
+    ++calls_["forward"];
+    return host_->forward(main, shortcut);
+  }
+  Tensor& backward(Tensor& grad_output) override {
+    ++calls_["backward"];
+    return host_->backward(grad_output);
+  }
+  void accumulate(Tensor& sum, const Tensor& other) override {
+    ++calls_["accumulate"];
+    host_->accumulate(sum, other);
+  }
+
+ private:
+  std::map<std::string, int>& calls_;
+  std::unique_ptr<ResidualJoin> host_ = make_host_residual_join();
+};
+
+class JoiningBackend : public HostTwinBackend {
+ public:
+  std::unique_ptr<ResidualJoin> residual_join() override {
+    ++joins;
+    return std::make_unique<CountingJoin>(join_calls);
+  }
+  int joins = 0;
+  std::map<std::string, int> join_calls;
+};
+
+// ResNet-18's eight residual blocks join their branches with the backend's join (a device's runs
+// where its twins' outputs are), every call of the step going through it, and the step's numbers
+// are the host's.
+TEST(Device, ResidualBlocksJoinTheirBranchesWithTheBackendsJoin) {
+  JoiningBackend backend;
+  auto host = models::build("resnet18", {3, 16, 16}, 10);
+  auto joined = models::build("resnet18", {3, 16, 16}, 10, &backend);
+  EXPECT_EQ(backend.joins, 8);
+  host->initialize(4);
+  joined->initialize(4);
+  Tensor batch({2, 3, 16, 16});
+  Rng rng(3);
+  for (float& x : batch.span()) x = rng.normal();
+  const std::vector<int32_t> labels{2, 9};
+  for (Model* model : {host.get(), joined.get()}) {
+    Tensor grad;
+    model->loss(model->forward(batch, Mode::Train), labels, &grad);
+    model->backward(grad);
+  }
+  EXPECT_EQ(backend.join_calls["forward"], 8);
+  EXPECT_EQ(backend.join_calls["backward"], 8);
+  EXPECT_EQ(backend.join_calls["accumulate"], 8);  // every block's input gradient (the stem's is needed)
+  const auto host_grads = host->arena().grads(), joined_grads = joined->arena().grads();
+  for (size_t i = 0; i < host_grads.size(); ++i) ASSERT_EQ(joined_grads[i], host_grads[i]) << i;
+}
+
 }  // namespace
 }  // namespace dtbench
