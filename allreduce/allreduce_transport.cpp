@@ -49,7 +49,7 @@ AllreduceTransport::~AllreduceTransport() {
   if (control_ != MPI_COMM_NULL) MPI_Comm_free(&control_);
 }
 
-void AllreduceTransport::start(Model& model) {
+void AllreduceTransport::begin(Model& model) {
   model_ = &model;
   comm_ = duplicate_communicator(MPI_COMM_WORLD, wait_policy({}), "gradients");
   control_ = duplicate_communicator(MPI_COMM_WORLD, wait_policy({}), "arrival times and checksums");
@@ -326,7 +326,7 @@ double AllreduceTransport::exchange_arrivals(double arrival, SyncTimes& times) {
   return *last;
 }
 
-void AllreduceTransport::stop(Model& model) {
+void AllreduceTransport::end(Model& model) {
   freeze_if_asked("weights-checksum");
   const uint64_t local = weights_checksum(model.arena().values());
   std::vector<uint64_t> all(static_cast<size_t>(world_));

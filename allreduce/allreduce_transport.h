@@ -57,13 +57,17 @@ class AllreduceTransport final : public LocalUpdateTransport {
   ~AllreduceTransport() override;
 
   std::string name() const override { return std::string(algorithm_name(options_.algorithm)); }
-  void start(Model& model) override;
-  void stop(Model& model) override;
   nlohmann::json summary() const override { return summary_; }
   std::optional<ClockAlignment> clock_alignment() const override;
 
  protected:
+  void begin(Model& model) override;
+  void end(Model& model) override;
   void synchronize(Model& model, int64_t step, SyncTimes& times) override;
+  // With overlap, each bucket was copied to the host as backward finished it (on_gradient_ready).
+  std::span<float> read_by_synchronize(Model& model) override {
+    return thread_.joinable() ? std::span<float>() : model.arena().grads();
+  }
 
  private:
   AllreduceOptions bucket_options(Model& model, const ArenaRange& bucket);

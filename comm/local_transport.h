@@ -8,11 +8,13 @@ class LocalTransport : public LocalUpdateTransport {
  public:
   using LocalUpdateTransport::LocalUpdateTransport;
   std::string name() const override { return "none"; }
-  void start(Model&) override {}
-  void stop(Model&) override {}
 
  protected:
+  void begin(Model&) override {}
+  void end(Model&) override {}
   void synchronize(Model&, int64_t, SyncTimes&) override {}
+  // Nothing is exchanged, so nothing needs the host: a model on a device updates there.
+  bool synchronizes_on_host() const override { return false; }
 };
 
 }  // namespace dtbench

@@ -22,11 +22,26 @@ double timed(Work&& work) {
 
 }  // namespace
 
+void Transport::start(Model& model) {
+  begin(model);
+  if (DeviceBackend* device = model.device(); device != nullptr && synchronizes_on_host()) {
+    device->move_to_device(model.arena().values());
+  }
+}
+
+void Transport::stop(Model& model) {
+  if (DeviceBackend* device = model.device()) device->move_to_host(model.arena().values());
+  end(model);
+}
+
 SyncTimes Transport::finish_step(Model& model, int64_t step) {
   SyncTimes times;
   DeviceBackend* device = synchronizes_on_host() ? model.device() : nullptr;
   const auto sync_start = std::chrono::steady_clock::now();
-  if (device != nullptr) times.d2h = timed([&] { device->move_to_host(model.arena().grads()); });
+  if (device != nullptr) {
+    const std::span<float> read = read_by_synchronize(model);
+    if (!read.empty()) times.d2h = timed([&] { device->move_to_host(read); });
+  }
   synchronize(model, step, times);
   if (device != nullptr) times.h2d = timed([&] { device->move_to_device(written_by_synchronize(model)); });
   times.comm = seconds_since(sync_start);

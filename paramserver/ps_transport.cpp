@@ -44,7 +44,7 @@ PsClientOptions client_options(const PsTransportOptions& options, int rank, int 
           .max_message_bytes = options.max_message_bytes};
 }
 
-void PsTransport::start(Model& model) {
+void PsTransport::begin(Model& model) {
   ParamArena& arena = model.arena();
   placement_ = std::make_unique<KeyPlacement>(
       arena, PlacementOptions{static_cast<int>(options_.servers.size()), options_.key_float_count, options_.placement});
@@ -113,7 +113,7 @@ void PsTransport::push_and_pull(Model& model, SyncTimes& times) {
   ++steps_;
 }
 
-void PsTransport::stop(Model& model) {
+void PsTransport::end(Model& model) {
   weights_checksum_ = fmt::format("{:016x}", weights_checksum(model.arena().values()));
   if (client_ == nullptr) return;
   // Tell every server this worker is done (a server stops once all its workers are).

@@ -46,8 +46,6 @@ class PsTransport final : public Transport {
   explicit PsTransport(PsTransportOptions options);
 
   std::string name() const override { return options_.mode == PsMode::Sync ? "ps-sync" : "ps-async"; }
-  void start(Model& model) override;
-  void stop(Model& model) override;
   nlohmann::json summary() const override;
   std::optional<ClockAlignment> clock_alignment() const override { return clock_; }
 
@@ -55,6 +53,8 @@ class PsTransport final : public Transport {
   const std::vector<int64_t>& versions() const { return versions_; }
 
  protected:
+  void begin(Model& model) override;
+  void end(Model& model) override;
   void synchronize(Model& model, int64_t step, SyncTimes& times) override;
   void update(Model&, int64_t) override {}
   // The servers updated: what comes back to the worker is the weights.

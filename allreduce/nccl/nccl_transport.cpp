@@ -13,20 +13,20 @@ namespace dtbench {
 NcclTransport::NcclTransport(OptimizerConfig optimizer, NcclTransportOptions options)
     : LocalUpdateTransport(std::move(optimizer)), options_(std::move(options)) {}
 
-void NcclTransport::start(Model& model) {
+void NcclTransport::begin(Model& model) {
   if (model.device() == nullptr) {
     fail_input("transport nccl reduces gradients on the GPU: it needs device: cuda (got device: cpu; for the CPU "
                "use transport: mpi or ring)");
   }
   nccl_ = std::make_unique<NcclCommunicator>(MPI_COMM_WORLD, options_);
-  // Every rank starts from rank 0's weights.
-  auto values = model.arena().values();
+  // Every rank starts from rank 0's weights (Model::initialize put them on the device).
+  const auto values = model.device()->device_view(model.arena().values());
   nccl_->broadcast(values.data(), values.size(), 0, "the broadcast of the initial weights");
   summary_ = {{"algorithm", "nccl"}, {"nccl_version", NcclCommunicator::version()}, {"world", nccl_->world()}};
 }
 
 void NcclTransport::synchronize(Model& model, int64_t step, SyncTimes& times) {
-  auto grads = model.arena().grads();
+  const auto grads = model.device()->device_view(model.arena().grads());
   nccl_->all_reduce(grads.data(), grads.size(), ncclAvg, fmt::format("ncclAllReduce of step {}", step));
   // What a ring moves per rank (NCCL picks its own algorithm; this is the usual bus-bandwidth count).
   const int world = nccl_->world();
@@ -35,8 +35,9 @@ void NcclTransport::synchronize(Model& model, int64_t step, SyncTimes& times) {
   times.bytes_received += bytes;
 }
 
-void NcclTransport::stop(Model& model) {
-  // The same weights everywhere, or the run says which differs (as ring and mpi check).
+void NcclTransport::end(Model& model) {
+  // The same weights everywhere, or the run says which differs (as ring and mpi check); Transport::stop
+  // copied them to the host.
   const auto checksum = static_cast<unsigned long long>(weights_checksum(model.arena().values()));
   unsigned long long low = 0, high = 0;
   const MPI_Comm comm = nccl_->mpi();

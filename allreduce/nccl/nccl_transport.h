@@ -16,11 +16,11 @@ class NcclTransport final : public LocalUpdateTransport {
   NcclTransport(OptimizerConfig optimizer, NcclTransportOptions options);
 
   std::string name() const override { return "nccl"; }
-  void start(Model& model) override;
-  void stop(Model& model) override;
   nlohmann::json summary() const override { return summary_; }
 
  protected:
+  void begin(Model& model) override;
+  void end(Model& model) override;
   void synchronize(Model& model, int64_t step, SyncTimes& times) override;
   bool synchronizes_on_host() const override { return false; }  // NCCL reduces on the device
 

@@ -113,6 +113,7 @@ int64_t verify(BenchContext& c, const std::string& name, int64_t count) {
   const std::span<float> data = c.buffer.first(static_cast<size_t>(count));
   fill_allreduce_pattern(data, c.rank, c.world);
   if (is_nccl(name)) c.nccl->upload(data);
+  if (c.staging != nullptr) c.staging->move_to_device(data);  // a staged iteration starts from the device's
   iteration(c, name, count)();
   if (is_nccl(name)) c.nccl->download(data);
   const AllreduceMismatch mismatch = check_allreduce_sum(data, c.world);
@@ -133,6 +134,7 @@ AlgorithmResult bench_one(BenchContext& c, const std::string& name, int64_t coun
   // same work.
   std::fill_n(c.buffer.begin(), count, 0.0f);
   if (is_nccl(name)) c.nccl->fill_zeros(count);
+  if (c.staging != nullptr) c.staging->move_to_device(c.buffer.first(static_cast<size_t>(count)));
   AllreduceAlgorithm host_algorithm = AllreduceAlgorithm::Mpi;  // its comm and wait serve nccl's bench too
   if (!is_nccl(name)) host_algorithm = parse_allreduce_algorithm(name);
   AlgorithmResult result;

@@ -1,7 +1,9 @@
-// The arena's moves between a device and the host around a transport that works on the host:
-// Transport::finish_step moves the gradients to the host before synchronize() and what it wrote
-// back after, times both as the d2h and h2d parts of comm, and leaves a model on the CPU and a
-// transport that reduces on the device alone. Checked with a stand-in backend that logs each move.
+// The arena's copies between a device and the host around a transport that works on the host:
+// Transport::finish_step copies the gradients to the host before synchronize() (less what the
+// transport copied itself) and what it wrote back after, times both as the d2h and h2d parts of
+// comm, and leaves a model on the CPU and a transport that reduces on the device alone; start
+// copies the initial weights a transport broadcast or pulled on the host to the device, stop the
+// final ones to the host before the transport's checksum, and initialize its weights to the device. Checked with a stand-in backend that logs each move.
 // And the training loop's phases end when the device has done what was queued in them, checked
 // with a stand-in whose layers "queue" time that only synchronize() spends.
 #include <gtest/gtest.h>
@@ -54,13 +56,18 @@ class LoggingBackend : public DeviceBackend {
 // A transport that logs its synchronize and update into the backend's log (when there is one).
 class LoggingTransport : public LocalUpdateTransport {
  public:
-  LoggingTransport(std::vector<std::string>* log, bool on_host, bool writes_weights)
-      : LocalUpdateTransport(OptimizerConfig{}), log_(log), on_host_(on_host), writes_weights_(writes_weights) {}
+  LoggingTransport(std::vector<std::string>* log, bool on_host, bool writes_weights, bool copies_own_reads = false)
+      : LocalUpdateTransport(OptimizerConfig{}), log_(log), on_host_(on_host), writes_weights_(writes_weights),
+        copies_own_reads_(copies_own_reads) {}
   std::string name() const override { return "logging"; }
-  void start(Model&) override {}
-  void stop(Model&) override {}
 
  protected:
+  void begin(Model&) override {
+    if (log_ != nullptr) log_->push_back("begin");
+  }
+  void end(Model&) override {
+    if (log_ != nullptr) log_->push_back("end");
+  }
   void synchronize(Model&, int64_t, SyncTimes&) override {
     if (log_ != nullptr) log_->push_back("synchronize");
   }
@@ -71,10 +78,13 @@ class LoggingTransport : public LocalUpdateTransport {
   std::span<float> written_by_synchronize(Model& model) override {
     return writes_weights_ ? model.arena().values() : model.arena().grads();
   }
+  std::span<float> read_by_synchronize(Model& model) override {
+    return copies_own_reads_ ? std::span<float>() : model.arena().grads();
+  }
 
  private:
   std::vector<std::string>* log_;
-  bool on_host_, writes_weights_;
+  bool on_host_, writes_weights_, copies_own_reads_;
 };
 
 TEST(DeviceStaging, AHostTransportGetsTheGradientsOnTheHostAndSendsTheAveragedOnesBack) {
@@ -107,6 +117,42 @@ TEST(DeviceStaging, AParameterServerSendsThePulledWeightsBack) {
   EXPECT_EQ(backend.moves[1].count, model->arena().values().size());
 }
 
+// Initialize writes the weights on the host and copies them over; start copies what the transport's
+// begin wrote on the host (a broadcast or a pull) to the device; stop brings the final weights to
+// the host before the transport's end reads them. A transport on the device gets them there.
+TEST(DeviceStaging, WeightsReachTheDeviceAfterInitializeAndStartAndTheHostBeforeEnd) {
+  LoggingBackend backend;
+  auto model = models::build("mlp", {1, 28, 28}, 10, &backend);
+  model->initialize(3);
+  LoggingTransport host(&backend.log, /*on_host=*/true, /*writes_weights=*/false);
+  host.start(*model);
+  host.stop(*model);
+  EXPECT_EQ(backend.log, (std::vector<std::string>{"to device", "begin", "to device", "to host", "end"}));
+  ASSERT_EQ(backend.moves.size(), 3u);
+  for (const auto& move : backend.moves) {
+    EXPECT_EQ(move.data, model->arena().values().data()) << move.where;
+    EXPECT_EQ(move.count, model->arena().values().size()) << move.where;
+  }
+
+  backend.log.clear();
+  LoggingTransport nccl_like(&backend.log, /*on_host=*/false, /*writes_weights=*/false);
+  nccl_like.start(*model);
+  nccl_like.stop(*model);
+  EXPECT_EQ(backend.log, (std::vector<std::string>{"begin", "to host", "end"}));
+}
+
+// A transport that copied the buckets itself as backward made them (the ring with overlap) is
+// given nothing more to copy before synchronize; what it wrote still goes back.
+TEST(DeviceStaging, WhatATransportCopiedItselfIsNotCopiedAgain) {
+  LoggingBackend backend;
+  auto model = models::build("mlp", {1, 28, 28}, 10, &backend);
+  LoggingTransport overlapping(&backend.log, /*on_host=*/true, /*writes_weights=*/false, /*copies_own_reads=*/true);
+  const SyncTimes times = overlapping.finish_step(*model, 0);
+  EXPECT_EQ(backend.log, (std::vector<std::string>{"synchronize", "to device", "update"}));
+  EXPECT_EQ(times.d2h, 0.0);
+  EXPECT_GT(times.h2d, 0.0);
+}
+
 TEST(DeviceStaging, ATransportOnTheDeviceAndAModelOnTheCpuMoveNothing) {
   LoggingBackend backend;
   auto on_device = models::build("mlp", {1, 28, 28}, 10, &backend);
@@ -121,6 +167,13 @@ TEST(DeviceStaging, ATransportOnTheDeviceAndAModelOnTheCpuMoveNothing) {
   const SyncTimes cpu_times = host.finish_step(*on_cpu, 0);
   EXPECT_EQ(cpu_times.d2h, 0.0);
   EXPECT_EQ(cpu_times.h2d, 0.0);
+
+  // One worker exchanges nothing: its model updates where it is.
+  backend.log.clear();
+  LocalTransport local(OptimizerConfig{});
+  const SyncTimes local_times = local.finish_step(*on_device, 0);
+  EXPECT_TRUE(backend.log.empty());
+  EXPECT_EQ(local_times.d2h + local_times.h2d, 0.0);
 }
 
 // A twin that runs its host layer at once but leaves kQueuedPerCall of "device work" queued.
