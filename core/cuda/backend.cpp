@@ -1,6 +1,6 @@
 // The `cuda` device: opens the worker's GPU (by local rank) and makes the twins of the layers it
-// has kernels for; composite layers (sequential, residual), flatten and anything else stay host
-// layers over managed memory.
+// has kernels for and residual blocks' joins; sequential and flatten (a view) stay host layers, and
+// the arena is mirrored host memory (context.h).
 #include <cstdlib>
 #include <optional>
 
@@ -11,7 +11,8 @@
 #include "core/cuda/device_optimizer.h"
 #include "core/cuda/phase_marks.h"
 #include "core/cuda/plan/device_pick.h"
-#include "core/cuda/plan/managed_budget.h"
+#include "core/cuda/plan/memory_budget.h"
+#include "core/cuda/residual_join.h"
 #include "core/cuda/register.h"
 #include "core/cuda/twins.h"
 #include "core/device/device.h"
@@ -31,14 +32,16 @@ class CudaBackend : public DeviceBackend {
   CudaBackend(int device, int processes_on_device) : context_(device, processes_on_device), loss_(context_) {}
 
   std::string name() const override { return context_.description(); }
-  FloatAllocator allocator() const override { return cuda::allocate_managed; }
+  FloatAllocator allocator() const override { return cuda::allocate_mirrored; }
   void synchronize() override { context_.synchronize(); }
-  void move_to_host(std::span<float> values) override {
-    context_.prefetch(values.data(), static_cast<int64_t>(values.size()), false);
+  void move_to_host(std::span<float> values) override { cuda::host_mirrors().to_host(values); }
+  void move_to_device(std::span<float> values) override { cuda::host_mirrors().to_device(values); }
+  std::span<float> device_view(std::span<float> values) override { return context_.on_device(values); }
+  void download(std::span<const float> made, std::span<float> host) override {
+    DTB_CHECK(host.size() >= made.size(), "downloading {} floats into {}", made.size(), host.size());
+    context_.download(made.data(), host.data(), static_cast<int64_t>(made.size()));
   }
-  void move_to_device(std::span<float> values) override {
-    context_.prefetch(values.data(), static_cast<int64_t>(values.size()), true);
-  }
+  std::unique_ptr<ResidualJoin> residual_join() override { return cuda::make_device_residual_join(context_); }
   std::optional<LossResult> softmax_cross_entropy(const Tensor& logits, std::span<const int32_t> labels,
                                                   Tensor* grad_logits) override {
     return loss_.compute(logits, labels, grad_logits);

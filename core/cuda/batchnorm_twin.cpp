@@ -44,12 +44,12 @@ const Tensor& BatchNormTwin::forward(const Tensor& input, Mode mode) {
   if (mode == Mode::Eval) {
     DTB_CUDA(cudnnBatchNormalizationForwardInference(context_.cudnn(), kMode, &one, &zero, desc_.get(), input_,
                                                      desc_.get(), output_.data(), channel_desc_.get(),
-                                                     param(0).value, param(1).value, running_mean, running_var,
+                                                     value(0), value(1), running_mean, running_var,
                                                      epsilon));
   } else {
     DTB_CUDA(cudnnBatchNormalizationForwardTraining(context_.cudnn(), kMode, &one, &zero, desc_.get(), input_,
-                                                    desc_.get(), output_.data(), channel_desc_.get(), param(0).value,
-                                                    param(1).value, momentum_, running_mean, running_var, epsilon,
+                                                    desc_.get(), output_.data(), channel_desc_.get(), value(0),
+                                                    value(1), momentum_, running_mean, running_var, epsilon,
                                                     saved_mean, saved_inv_std));
     DTB_CUDA(cudaMemcpyAsync(running_mean_->data(), running_mean, channel_bytes, cudaMemcpyDefault, context_.stream()));
     DTB_CUDA(cudaMemcpyAsync(running_var_->data(), running_var, channel_bytes, cudaMemcpyDefault, context_.stream()));
@@ -70,7 +70,7 @@ Tensor& BatchNormTwin::backward(Tensor& grad_output) {
   // Input gradient and the parameters' gradients written (not accumulated): the zeros are betas.
   DTB_CUDA(cudnnBatchNormalizationBackward(context_.cudnn(), kMode, &one, &zero, &one, &zero, desc_.get(), input_,
                                            desc_.get(), dy, desc_.get(), grad_input_.data(), channel_desc_.get(),
-                                           param(0).value, param(0).grad, param(1).grad, epsilon_, saved_mean,
+                                           value(0), grad(0), grad(1), epsilon_, saved_mean,
                                            saved_inv_std));
   context_.synchronize();
   return grad_input_;

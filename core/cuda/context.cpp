@@ -1,59 +1,84 @@
 #include "core/cuda/context.h"
 
 #include <algorithm>
+#include <vector>
 
 #include <fmt/format.h>
 
-#include "core/cuda/plan/managed_budget.h"
+#include "core/cuda/plan/memory_budget.h"
 #include "core/cuda/plan/workspace.h"
 
 namespace dtbench::cuda {
 
 namespace {
 
-// The process's managed-memory limit, from the current device's free memory, when no context has
+// The process's device-memory limit, from the current device's free memory, when no context has
 // set it yet.
-void limit_managed_memory(int processes_on_device) {
-  auto& budget = cuda_plan::managed_budget();
+void limit_device_memory(int processes_on_device) {
+  auto& budget = cuda_plan::memory_budget();
   if (budget.has_limit()) return;
   size_t free = 0, total = 0;
   DTB_CUDA(cudaMemGetInfo(&free, &total));
-  budget.set_limit(cuda_plan::managed_limit_for(static_cast<int64_t>(free), processes_on_device));
+  budget.set_limit(cuda_plan::memory_limit_for(static_cast<int64_t>(free), processes_on_device));
+}
+
+// After everything queued on any stream: the twins' streams do not wait for the legacy one.
+void copy_floats(float* to, const float* from, int64_t count, cudaMemcpyKind kind) {
+  DTB_CUDA(cudaDeviceSynchronize());
+  DTB_CUDA(cudaMemcpy(to, from, static_cast<size_t>(count) * sizeof(float), kind));
+}
+
+cuda_plan::HostMirrors& mirrors() {
+  static cuda_plan::HostMirrors registry(
+      [](float* to, const float* from, int64_t count) { copy_floats(to, from, count, cudaMemcpyHostToDevice); },
+      [](float* to, const float* from, int64_t count) { copy_floats(to, from, count, cudaMemcpyDeviceToHost); });
+  return registry;
 }
 
 }  // namespace
 
-std::shared_ptr<void> allocate_managed_bytes(int64_t bytes, std::string_view what) {
+std::shared_ptr<void> allocate_device_bytes(int64_t bytes, std::string_view what) {
   const auto size = static_cast<int64_t>(std::max<int64_t>(bytes, 1));
-  limit_managed_memory(1);
-  cuda_plan::managed_budget().reserve(size, what);
+  limit_device_memory(1);
+  cuda_plan::memory_budget().reserve(size, what);
   void* memory = nullptr;
-  const cudaError_t status = cudaMallocManaged(&memory, static_cast<size_t>(size), cudaMemAttachGlobal);
+  const cudaError_t status = cudaMalloc(&memory, static_cast<size_t>(size));
   if (status != cudaSuccess) {
-    cuda_plan::managed_budget().release(size);
+    cuda_plan::memory_budget().release(size);
     DTB_CUDA(status);
   }
   std::shared_ptr<void> owned(memory, [size](void* p) {
     cudaFree(p);
-    cuda_plan::managed_budget().release(size);
+    cuda_plan::memory_budget().release(size);
   });
   DTB_CUDA(cudaMemset(memory, 0, static_cast<size_t>(size)));
-  DTB_CUDA(cudaDeviceSynchronize());  // the host may write it next
+  DTB_CUDA(cudaDeviceSynchronize());  // the zeros land before any stream's work on them
   return owned;
 }
 
-std::shared_ptr<float[]> allocate_managed(int64_t count) {
-  return managed_array<float>(count, "a parameter arena or layer buffer");
+std::shared_ptr<float[]> allocate_mirrored(int64_t count) {
+  const int64_t floats = std::max<int64_t>(count, 1);
+  std::shared_ptr<float[]> device = device_array<float>(floats, "a parameter arena");
+  void* pinned = nullptr;
+  DTB_CUDA(cudaMallocHost(&pinned, static_cast<size_t>(floats) * sizeof(float)));
+  auto* host = static_cast<float*>(pinned);
+  std::fill_n(host, floats, 0.0f);
+  mirrors().add(host, device.get(), floats);
+  return std::shared_ptr<float[]>(host, [device](float* p) {
+    mirrors().remove(p);
+    cudaFreeHost(p);
+  });
 }
+
+const cuda_plan::HostMirrors& host_mirrors() { return mirrors(); }
 
 CudaContext::CudaContext(int device, int processes_on_device) : device_(device) {
   DTB_CUDA(cudaSetDevice(device));
-  limit_managed_memory(processes_on_device);
+  limit_device_memory(processes_on_device);
   cudaDeviceProp properties{};
   DTB_CUDA(cudaGetDeviceProperties(&properties, device));
   description_ = fmt::format("cuda:{} ({}, {:.0f} GiB)", device, properties.name,
                              static_cast<double>(properties.totalGlobalMem) / (1 << 30));
-  can_prefetch_ = properties.concurrentManagedAccess != 0;
   DTB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   DTB_CUDA(cublasCreate(&cublas_));
   DTB_CUDA(cublasSetStream(cublas_, stream_));
@@ -91,8 +116,9 @@ int64_t CudaContext::search_workspace_limit() const {
 
 const float* CudaContext::ones(int64_t count) {
   if (count > ones_count_) {
-    ones_ = allocate_managed(count);
-    std::fill_n(ones_.get(), count, 1.0f);  // allocate_managed synchronised; the host may write
+    ones_ = device_array<float>(count, "a vector of ones");
+    const std::vector<float> host(static_cast<size_t>(count), 1.0f);
+    upload(host.data(), ones_.get(), count * static_cast<int64_t>(sizeof(float)));
     ones_count_ = count;
   }
   return ones_.get();
@@ -107,26 +133,32 @@ bool CudaContext::device_accessible(const void* pointer) const {
   return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
 }
 
-void CudaContext::synchronize() { DTB_CUDA(cudaStreamSynchronize(stream_)); }
-
-void CudaContext::prefetch(const float* values, int64_t count, bool to_device) {
-  if (!can_prefetch_ || count <= 0) return;
-  const size_t bytes = static_cast<size_t>(count) * sizeof(float);
-#if CUDART_VERSION >= 13000
-  cudaMemLocation where{};
-  where.type = to_device ? cudaMemLocationTypeDevice : cudaMemLocationTypeHost;
-  where.id = to_device ? device_ : 0;
-  DTB_CUDA(cudaMemPrefetchAsync(values, bytes, where, 0, stream_));
-#else
-  DTB_CUDA(cudaMemPrefetchAsync(values, bytes, to_device ? device_ : cudaCpuDeviceId, stream_));
-#endif
-  DTB_CUDA(cudaStreamSynchronize(stream_));
+const float* CudaContext::readable(const Tensor& tensor, DeviceBuffer& staging) {
+  if (tensor.empty() || device_accessible(tensor.data())) return tensor.data();
+  Tensor copy = staging.as(tensor.shape());
+  DTB_CUDA(cudaMemcpyAsync(copy.data(), tensor.data(), static_cast<size_t>(tensor.numel()) * sizeof(float),
+                           cudaMemcpyHostToDevice, stream_));
+  return copy.data();
 }
 
-Tensor ManagedBuffer::as(const Shape& shape) {
+void CudaContext::download(const float* device, float* host, int64_t count) {
+  if (count <= 0) return;
+  DTB_CUDA(cudaMemcpyAsync(host, device, static_cast<size_t>(count) * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+  synchronize();
+}
+
+void CudaContext::upload(const void* host, void* device, int64_t bytes) {
+  if (bytes <= 0) return;
+  DTB_CUDA(cudaMemcpyAsync(device, host, static_cast<size_t>(bytes), cudaMemcpyHostToDevice, stream_));
+  synchronize();
+}
+
+void CudaContext::synchronize() { DTB_CUDA(cudaStreamSynchronize(stream_)); }
+
+Tensor DeviceBuffer::as(const Shape& shape) {
   const int64_t needed = element_count(shape);
   if (needed > capacity_ || storage_ == nullptr) {
-    storage_ = allocate_managed(needed);
+    storage_ = device_array<float>(needed, "a layer's output or gradient");
     capacity_ = needed;
   }
   return Tensor::view(storage_.get(), shape);

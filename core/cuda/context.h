@@ -1,37 +1,46 @@
 #pragma once
 // One worker's GPU: its stream, the cuBLAS and cuDNN handles bound to it, the one scratch
-// workspace every cuDNN call shares, the cache of convolution algorithms, and memory that both
-// the host and the device can use (CUDA managed memory), in which the backend keeps the parameter
-// arena and every layer output, so that host code (loss, composite layers, optimizer, transports)
-// reads them once the stream is synchronised.
+// workspace every cuDNN call shares, the cache of convolution algorithms — and its memory, all
+// plain device allocations (cudaMalloc): layer outputs and scratch on the device alone, the
+// parameter arena as pinned host memory mirrored on the device (plan/host_mirror.h), so that
+// host code (transports, checksums, saved weights) works on the host copy and the twins on the
+// device's, with copies where one side wrote what the other reads next. No managed memory: on a
+// GPU shared with other work, managed memory asked past what the card has free can hang it.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "core/cuda/check.h"
 #include "core/cuda/plan/conv_algorithm_cache.h"
+#include "core/cuda/plan/host_mirror.h"
 #include "core/tensor/tensor.h"
 
 namespace dtbench::cuda {
 
-// Zero-filled managed memory, reserved against the process's managed budget first
-// (plan/managed_budget.h: never more than the GPU had free) and given back when freed.
-std::shared_ptr<void> allocate_managed_bytes(int64_t bytes, std::string_view what);
+class DeviceBuffer;
+
+// Zero-filled device memory (cudaMalloc), reserved against the process's GPU memory budget first
+// (plan/memory_budget.h) and given back when freed; `what` names it in the budget's error.
+std::shared_ptr<void> allocate_device_bytes(int64_t bytes, std::string_view what);
 
 template <typename T>
-std::shared_ptr<T[]> managed_array(int64_t count, std::string_view what) {
-  std::shared_ptr<void> memory = allocate_managed_bytes(count * static_cast<int64_t>(sizeof(T)), what);
+std::shared_ptr<T[]> device_array(int64_t count, std::string_view what) {
+  std::shared_ptr<void> memory = allocate_device_bytes(count * static_cast<int64_t>(sizeof(T)), what);
   T* values = static_cast<T*>(memory.get());
   return std::shared_ptr<T[]>(std::move(memory), values);
 }
 
-// Zero-filled managed floats: a core/device FloatAllocator.
-std::shared_ptr<float[]> allocate_managed(int64_t count);
+// Zero-filled pinned host floats with a zero-filled device copy, registered in host_mirrors()
+// while they live: a core/device FloatAllocator (the parameter arena's).
+std::shared_ptr<float[]> allocate_mirrored(int64_t count);
+// The process's mirrored blocks; their copies wait for the device (synchronous cudaMemcpy).
+const cuda_plan::HostMirrors& host_mirrors();
 
 class CudaContext {
  public:
-  // `processes_on_device`: how many processes share this GPU (their managed budgets split its
+  // `processes_on_device`: how many processes share this GPU (their memory budgets split its
   // free memory).
   CudaContext(int device, int processes_on_device);
   ~CudaContext();
@@ -51,17 +60,24 @@ class CudaContext {
   int64_t search_workspace_limit() const;
   // A device vector of at least `count` ones, for bias reductions as matrix-vector products.
   const float* ones(int64_t count);
-  // True when device kernels may read `pointer` (device or managed memory).
+  // True when device kernels may read `pointer` (device memory; host memory, pinned or not, is
+  // copied to the device first).
   bool device_accessible(const void* pointer) const;
+  // `tensor`'s data where a kernel can read it: the tensor's own (device memory), or a copy queued
+  // into `staging` (a host layer's output, the loader's batch).
+  const float* readable(const Tensor& tensor, DeviceBuffer& staging);
+  // The device's copy of mirrored host floats (the arena's parameters and gradients).
+  float* on_device(const float* host, int64_t count) const { return host_mirrors().device_address(host, count); }
+  std::span<float> on_device(std::span<float> host) const { return host_mirrors().device_view(host); }
+  // Copies `count` floats from the device into host memory, after the work queued before it.
+  void download(const float* device, float* host, int64_t count);
+  // The same into device memory from the host.
+  void upload(const void* host, void* device, int64_t bytes);
   void synchronize();
-  // Migrates managed memory in bulk to the host or to this device and waits for it; nothing on a
-  // device that cannot prefetch (no concurrent managed access), where pages move on first touch.
-  void prefetch(const float* values, int64_t count, bool to_device);
 
  private:
   int device_;
   std::string description_;
-  bool can_prefetch_ = false;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
@@ -72,8 +88,8 @@ class CudaContext {
   cuda_plan::ConvAlgorithmCache conv_algorithms_;
 };
 
-// A growing block of managed floats a layer keeps (outputs, gradients, staging), seen as a Tensor.
-class ManagedBuffer {
+// A growing block of device floats a layer keeps (outputs, gradients, staging), seen as a Tensor.
+class DeviceBuffer {
  public:
   // A view of at least element_count(shape) floats, reallocated only when it must grow.
   Tensor as(const Shape& shape);

@@ -75,12 +75,12 @@ const Tensor& ConvTwin::forward(const Tensor& input, Mode mode) {
   });
   void* workspace = context_.workspace(choice.workspace_bytes);
   const float one = 1.0f, zero = 0.0f;
-  DTB_CUDA(cudnnConvolutionForward(context_.cudnn(), &one, input_desc_.get(), input_, filter_, param(0).value,
+  DTB_CUDA(cudnnConvolutionForward(context_.cudnn(), &one, input_desc_.get(), input_, filter_, value(0),
                                    convolution_, static_cast<cudnnConvolutionFwdAlgo_t>(choice.algorithm), workspace,
                                    static_cast<size_t>(choice.workspace_bytes), &zero, output_desc_.get(),
                                    output_.data()));
   if (has_bias_) {
-    DTB_CUDA(cudnnAddTensor(context_.cudnn(), &one, bias_desc_.get(), param(1).value, &one, output_desc_.get(),
+    DTB_CUDA(cudnnAddTensor(context_.cudnn(), &one, bias_desc_.get(), value(1), &one, output_desc_.get(),
                             output_.data()));
   }
   context_.synchronize();
@@ -107,10 +107,10 @@ Tensor& ConvTwin::backward(Tensor& grad_output) {
                                           convolution_,
                                           static_cast<cudnnConvolutionBwdFilterAlgo_t>(filter_choice.algorithm),
                                           workspace, static_cast<size_t>(filter_choice.workspace_bytes), &zero,
-                                          filter_, param(0).grad));
+                                          filter_, grad(0)));
   if (has_bias_) {
     DTB_CUDA(cudnnConvolutionBackwardBias(context_.cudnn(), &one, output_desc_.get(), dy, &zero, bias_desc_.get(),
-                                          param(1).grad));
+                                          grad(1)));
   }
   grad_input_ = Tensor();
   if (needs_input_grad_) {
@@ -124,7 +124,7 @@ Tensor& ConvTwin::backward(Tensor& grad_output) {
     });
     grad_input_ = grad_input_buffer_.as(input_shape_);
     workspace = context_.workspace(data_choice.workspace_bytes);
-    DTB_CUDA(cudnnConvolutionBackwardData(context_.cudnn(), &one, filter_, param(0).value, output_desc_.get(), dy,
+    DTB_CUDA(cudnnConvolutionBackwardData(context_.cudnn(), &one, filter_, value(0), output_desc_.get(), dy,
                                           convolution_, static_cast<cudnnConvolutionBwdDataAlgo_t>(data_choice.algorithm),
                                           workspace, static_cast<size_t>(data_choice.workspace_bytes), &zero,
                                           input_desc_.get(), grad_input_.data()));

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "core/cuda/context.h"
 #include "core/layers/loss.h"
@@ -19,15 +20,17 @@ class DeviceLoss {
   std::optional<LossResult> compute(const Tensor& logits, std::span<const int32_t> labels, Tensor* grad_logits);
 
  private:
-  // Managed memory for the labels and the per-row results, grown to the largest batch seen.
+  // Device memory for the labels and the per-row results, grown to the largest batch seen.
   void reserve(int64_t rows);
 
   CudaContext& context_;
-  ManagedBuffer grad_;
+  DeviceBuffer grad_;
   std::shared_ptr<int32_t[]> labels_;
   std::shared_ptr<double[]> row_loss_;
   std::shared_ptr<int32_t[]> row_correct_;
   int64_t rows_ = 0;
+  std::vector<double> host_row_loss_;  // the rows' results copied back, summed on the host
+  std::vector<int32_t> host_row_correct_;
 };
 
 }  // namespace dtbench::cuda

@@ -1,7 +1,9 @@
 #pragma once
 // SGD and Adam on the device: the arena's update as one kernel over the bodies in
-// bodies/optimizer_updates.h, the state (velocity, moments) in managed memory laid out as the CPU
-// optimizer's, so state() and restore() (checkpoints) work unchanged.
+// bodies/optimizer_updates.h, on the device's copy of the arena (the spans step() is given are the
+// host's, context.h). The state (velocity, moments) is mirrored host memory laid out as the CPU
+// optimizer's: state() copies the device's to the host before it returns it, restore() the host's
+// back to the device.
 #include <memory>
 
 #include "core/cuda/context.h"

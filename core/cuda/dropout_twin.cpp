@@ -19,10 +19,12 @@ void DropoutTwin::reseed(uint64_t seed) {
 const Tensor& DropoutTwin::forward(const Tensor& input, Mode mode) {
   last_mode_ = mode;
   if (mode == Mode::Eval) return input;
-  // The CPU layer's stream for this pass, (seed, pass number), drawn into managed memory.
+  // The CPU layer's stream for this pass, (seed, pass number), drawn on the host and copied over.
   Rng rng = Rng::derive(seed_, 0xD0, calls_++);
+  host_mask_.resize(static_cast<size_t>(input.numel()));
+  kernels::dropout_mask(host_mask_.data(), rng, probability_, input.numel());
   mask_ = mask_buffer_.as(input.shape());
-  kernels::dropout_mask(mask_.data(), rng, probability_, input.numel());
+  context_.upload(host_mask_.data(), mask_.data(), input.numel() * static_cast<int64_t>(sizeof(float)));
   const float* x = readable(input, input_staging_);
   output_ = output_buffer_.as(input.shape());
   launch_apply_mask(output_.data(), x, mask_.data(), input.numel(), context_.stream());

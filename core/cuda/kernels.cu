@@ -39,6 +39,18 @@ void launch_scale(float* x, float factor, int64_t n, cudaStream_t stream) {
   launch(n, stream, [=] __device__(int64_t i) { cuda_bodies::scale_at(i, x, factor); });
 }
 
+void launch_add_relu(float* y, const float* a, const float* b, int64_t n, cudaStream_t stream) {
+  launch(n, stream, [=] __device__(int64_t i) { cuda_bodies::add_relu_at(i, y, a, b); });
+}
+
+void launch_relu_grad_copy(float* grad, float* copy, const float* y, int64_t n, cudaStream_t stream) {
+  launch(n, stream, [=] __device__(int64_t i) { cuda_bodies::relu_grad_copy_at(i, grad, copy, y); });
+}
+
+void launch_accumulate(float* sum, const float* add, int64_t n, cudaStream_t stream) {
+  launch(n, stream, [=] __device__(int64_t i) { cuda_bodies::accumulate_at(i, sum, add); });
+}
+
 void launch_softmax_xent(float* dlogits, const float* logits, const int32_t* labels, float grad_scale, int64_t B,
                          int64_t K, double* row_loss, int32_t* row_correct, cudaStream_t stream) {
   launch(B, stream, [=] __device__(int64_t b) {

@@ -11,6 +11,9 @@ namespace dtbench::cuda {
 
 void launch_apply_mask(float* out, const float* in, const float* mask, int64_t n, cudaStream_t stream);
 void launch_scale(float* x, float factor, int64_t n, cudaStream_t stream);
+void launch_add_relu(float* y, const float* a, const float* b, int64_t n, cudaStream_t stream);
+void launch_relu_grad_copy(float* grad, float* copy, const float* y, int64_t n, cudaStream_t stream);
+void launch_accumulate(float* sum, const float* add, int64_t n, cudaStream_t stream);
 // row_loss (B) and row_correct (B) are device-readable; the caller sums them in row order.
 void launch_softmax_xent(float* dlogits, const float* logits, const int32_t* labels, float grad_scale, int64_t B,
                          int64_t K, double* row_loss, int32_t* row_correct, cudaStream_t stream);

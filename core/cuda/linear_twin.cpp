@@ -22,10 +22,10 @@ const Tensor& LinearTwin::forward(const Tensor& input, Mode mode) {
   output_ = output_buffer_.as({batch, out_});
   const float one = 1.0f, zero = 0.0f;
   const int m = static_cast<int>(out_), n = static_cast<int>(batch), k = static_cast<int>(in_);
-  DTB_CUDA(cublasSgemm(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, param(0).value, k, input_, k,
+  DTB_CUDA(cublasSgemm(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, value(0), k, input_, k,
                        &zero, output_.data(), m));
   // Y += b · 1ᵀ: the bias added to every sample's column.
-  DTB_CUDA(cublasSger(context_.cublas(), m, n, &one, param(1).value, 1, context_.ones(batch), 1, output_.data(), m));
+  DTB_CUDA(cublasSger(context_.cublas(), m, n, &one, value(1), 1, context_.ones(batch), 1, output_.data(), m));
   context_.synchronize();
   return output_;
 }
@@ -40,15 +40,15 @@ Tensor& LinearTwin::backward(Tensor& grad_output) {
   const int m_in = static_cast<int>(in_), m_out = static_cast<int>(out_), n = static_cast<int>(batch);
   // dWᶜ (in, out) = Xᶜ (in, B) · dYᶜᵀ (B, out)
   DTB_CUDA(cublasSgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, m_in, m_out, n, &one, input_, m_in, dy, m_out,
-                       &zero, param(0).grad, m_in));
+                       &zero, grad(0), m_in));
   // db (out) = dYᶜ (out, B) · 1: the bias gradient as a matrix-vector product.
   DTB_CUDA(cublasSgemv(context_.cublas(), CUBLAS_OP_N, m_out, n, &one, dy, m_out, context_.ones(batch), 1, &zero,
-                       param(1).grad, 1));
+                       grad(1), 1));
   grad_input_ = Tensor();
   if (needs_input_grad_) {
     grad_input_ = grad_input_buffer_.as(input_shape_);
     // dXᶜ (in, B) = Wᶜ (in, out) · dYᶜ (out, B)
-    DTB_CUDA(cublasSgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, m_in, n, m_out, &one, param(0).value, m_in,
+    DTB_CUDA(cublasSgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, m_in, n, m_out, &one, value(0), m_in,
                          dy, m_out, &zero, grad_input_.data(), m_in));
   }
   context_.synchronize();

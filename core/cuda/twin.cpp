@@ -9,12 +9,18 @@ Twin::Twin(CudaContext& context, std::unique_ptr<Layer> host) : context_(context
   host_->collect_params(params_);
 }
 
-const float* Twin::readable(const Tensor& tensor, ManagedBuffer& staging) {
-  if (tensor.empty() || context_.device_accessible(tensor.data())) return tensor.data();
-  Tensor copy = staging.as(tensor.shape());
-  DTB_CUDA(cudaMemcpyAsync(copy.data(), tensor.data(), static_cast<size_t>(tensor.numel()) * sizeof(float),
-                           cudaMemcpyDefault, context_.stream()));
-  return copy.data();
+const float* Twin::readable(const Tensor& tensor, DeviceBuffer& staging) {
+  return context_.readable(tensor, staging);
+}
+
+float* Twin::value(size_t index) const {
+  const Param& param = *params_.at(index);
+  return context_.on_device(param.value, param.numel());
+}
+
+float* Twin::grad(size_t index) const {
+  const Param& param = *params_.at(index);
+  return context_.on_device(param.grad, param.numel());
 }
 
 TensorDesc::TensorDesc() { DTB_CUDA(cudnnCreateTensorDescriptor(&descriptor_)); }

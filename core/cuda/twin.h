@@ -2,8 +2,10 @@
 // A device twin: runs a host layer's forward and backward on the GPU. It owns the host layer and
 // answers for it everything that is configuration (kind, parameters, buffers, MACs, seeds), so
 // the model names, lays out and initialises the same parameters whichever device runs them.
-// Every twin ends its forward and backward with the stream synchronised: what it returns (managed
-// memory) may be read by host code next (the loss, a residual block's addition, the transport).
+// Every twin ends its forward and backward with the stream synchronised, so that what it leaves
+// may be copied to the host next (a bucket of gradients for the transport). Its outputs and input
+// gradients are device memory; the parameters it reads and the gradients it writes are the device's
+// copy of the model's arena (context.h).
 #include <memory>
 #include <vector>
 
@@ -23,11 +25,11 @@ class Twin : public Layer {
   void reseed(uint64_t seed) override { host_->reseed(seed); }
 
  protected:
-  // `tensor`'s data where a kernel can read it: the tensor's own (device or managed memory), or a
-  // copy queued into `staging` (a host layer's output, the loader's batch).
-  const float* readable(const Tensor& tensor, ManagedBuffer& staging);
-  // The host layer's parameters in its order (pointers are bound when the model's arena is).
-  Param& param(size_t index) { return *params_.at(index); }
+  // CudaContext::readable.
+  const float* readable(const Tensor& tensor, DeviceBuffer& staging);
+  // The device's copy of the host layer's parameter `index` (in its order) and of its gradient.
+  float* value(size_t index) const;
+  float* grad(size_t index) const;
 
   CudaContext& context_;
   std::unique_ptr<Layer> host_;

@@ -4,6 +4,7 @@
 // our own kernels (kernels.h) only for dropout's mask.
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "core/cuda/twin.h"
 
@@ -20,7 +21,7 @@ class LinearTwin : public Twin {
   int64_t in_, out_;
   const float* input_ = nullptr;
   Shape input_shape_;
-  ManagedBuffer input_staging_, grad_staging_, output_buffer_, grad_input_buffer_;
+  DeviceBuffer input_staging_, grad_staging_, output_buffer_, grad_input_buffer_;
   Tensor output_, grad_input_;
 };
 
@@ -42,7 +43,7 @@ class ConvTwin : public Twin {
   TensorDesc input_desc_, output_desc_, bias_desc_;
   Shape input_shape_, output_shape_;
   const float* input_ = nullptr;
-  ManagedBuffer input_staging_, grad_staging_, output_buffer_, grad_input_buffer_;
+  DeviceBuffer input_staging_, grad_staging_, output_buffer_, grad_input_buffer_;
   Tensor output_, grad_input_;
 };
 
@@ -62,7 +63,7 @@ class PoolTwin : public Twin {
   TensorDesc input_desc_, output_desc_;
   Shape input_shape_;
   const float* input_ = nullptr;
-  ManagedBuffer input_staging_, grad_staging_, output_buffer_, grad_input_buffer_;
+  DeviceBuffer input_staging_, grad_staging_, output_buffer_, grad_input_buffer_;
   Tensor output_, grad_input_;
 };
 
@@ -78,7 +79,7 @@ class ActivationTwin : public Twin {
   cudnnActivationDescriptor_t activation_ = nullptr;
   TensorDesc desc_;
   const float* input_ = nullptr;
-  ManagedBuffer input_staging_, grad_staging_, output_buffer_, grad_input_buffer_;
+  DeviceBuffer input_staging_, grad_staging_, output_buffer_, grad_input_buffer_;
   Tensor output_, grad_input_;
 };
 
@@ -98,8 +99,8 @@ class BatchNormTwin : public Twin {
   TensorDesc desc_, channel_desc_;
   Shape input_shape_;
   const float* input_ = nullptr;
-  ManagedBuffer statistics_;  // running mean, running var, saved mean, saved inverse std: (4, C)
-  ManagedBuffer input_staging_, grad_staging_, output_buffer_, grad_input_buffer_;
+  DeviceBuffer statistics_;  // running mean, running var, saved mean, saved inverse std: (4, C)
+  DeviceBuffer input_staging_, grad_staging_, output_buffer_, grad_input_buffer_;
   Tensor output_, grad_input_;
 };
 
@@ -117,7 +118,8 @@ class DropoutTwin : public Twin {
   uint64_t seed_ = 0;
   uint64_t calls_ = 0;
   Mode last_mode_ = Mode::Eval;
-  ManagedBuffer input_staging_, grad_staging_, mask_buffer_, output_buffer_, grad_input_buffer_;
+  std::vector<float> host_mask_;  // drawn here, then copied to mask_buffer_
+  DeviceBuffer input_staging_, grad_staging_, mask_buffer_, output_buffer_, grad_input_buffer_;
   Tensor output_, grad_input_, mask_;
 };
 

@@ -1,12 +1,16 @@
 // The CUDA backend's planning, which is plain C++ and runs here: convolution algorithms searched
-// once per shape and direction, the workspace's growth, and which GPU a local rank gets.
+// once per shape and direction, the workspace's growth, which GPU a local rank gets, the memory
+// budget, and the host arena's mirror on the device (with memcpy standing in for the CUDA copies).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "core/cuda/plan/conv_algorithm_cache.h"
 #include "core/cuda/plan/device_pick.h"
-#include "core/cuda/plan/managed_budget.h"
+#include "core/cuda/plan/host_mirror.h"
+#include "core/cuda/plan/memory_budget.h"
 #include "core/cuda/plan/workspace.h"
 #include "core/util/error.h"
 
@@ -76,12 +80,12 @@ TEST(DevicePick, NoGpuOrABadRankIsRefusedWithTheReason) {
 }
 
 // 80 % of the free memory, split by the processes on the GPU; ranks spread round robin.
-TEST(ManagedBudget, LimitIsEightyPercentOfTheFreeMemorySharedByTheGpusProcesses) {
+TEST(MemoryBudget, LimitIsEightyPercentOfTheFreeMemorySharedByTheGpusProcesses) {
   constexpr int64_t kGiB = int64_t{1} << 30;
-  EXPECT_EQ(managed_limit_for(80 * kGiB, 1), 64 * kGiB);
-  EXPECT_EQ(managed_limit_for(80 * kGiB, 2), 32 * kGiB);
-  EXPECT_EQ(managed_limit_for(80 * kGiB, 0), 64 * kGiB);
-  EXPECT_EQ(managed_limit_for(0, 1), 0);
+  EXPECT_EQ(memory_limit_for(80 * kGiB, 1), 64 * kGiB);
+  EXPECT_EQ(memory_limit_for(80 * kGiB, 2), 32 * kGiB);
+  EXPECT_EQ(memory_limit_for(80 * kGiB, 0), 64 * kGiB);
+  EXPECT_EQ(memory_limit_for(0, 1), 0);
   EXPECT_EQ(processes_per_device(1, 1), 1);
   EXPECT_EQ(processes_per_device(2, 1), 2);
   EXPECT_EQ(processes_per_device(3, 2), 2);
@@ -91,8 +95,8 @@ TEST(ManagedBudget, LimitIsEightyPercentOfTheFreeMemorySharedByTheGpusProcesses)
 
 // Reservations up to the limit pass, one past it is refused naming what asked and changes nothing,
 // and what is released can be reserved again; the first limit set stays.
-TEST(ManagedBudget, RefusesAReservationPastTheLimitNamingItAndKeepsCount) {
-  ManagedBudget budget;
+TEST(MemoryBudget, RefusesAReservationPastTheLimitNamingItAndKeepsCount) {
+  MemoryBudget budget;
   EXPECT_FALSE(budget.has_limit());
   EXPECT_THROW(budget.reserve(1, "x"), LogicError);
   EXPECT_EQ(budget.set_limit(1000), 1000);
@@ -106,13 +110,64 @@ TEST(ManagedBudget, RefusesAReservationPastTheLimitNamingItAndKeepsCount) {
   } catch (const InputError& error) {
     const std::string what = error.what();
     EXPECT_NE(what.find("the loss's rows needs"), std::string::npos) << what;
-    EXPECT_NE(what.find("can hang the GPU"), std::string::npos) << what;
+    EXPECT_NE(what.find("GiB of GPU memory"), std::string::npos) << what;
+    EXPECT_NE(what.find("fewer ranks per GPU"), std::string::npos) << what;
   }
   EXPECT_EQ(budget.held(), 1000);
   budget.release(400);
   EXPECT_NO_THROW(budget.reserve(400, "a layer again"));
   budget.release(5000);
   EXPECT_EQ(budget.held(), 0);
+}
+
+// A host block and its "device" copy (another host vector here, the copy a memcpy that counts what
+// it moved): the device's view of a range is the same offset in the copy; a move copies exactly
+// that range and nothing beside it, either way; ranges outside every block or past a block's end
+// are refused by name.
+TEST(HostMirrors, MovesExactlyTheRangeAskedBetweenAHostBlockAndItsDeviceCopy) {
+  int64_t moved = 0;
+  const FloatCopy copy = [&moved](float* to, const float* from, int64_t count) {
+    std::memcpy(to, from, static_cast<size_t>(count) * sizeof(float));
+    moved += count;
+  };
+  HostMirrors mirrors(copy, copy);
+  std::vector<float> host(100, 1.0f), device(100, 0.0f), other_host(10, 5.0f), other_device(10, 0.0f);
+  mirrors.add(host.data(), device.data(), 100);
+  mirrors.add(other_host.data(), other_device.data(), 10);
+  EXPECT_EQ(mirrors.blocks(), 2);
+  EXPECT_EQ(mirrors.device_address(host.data() + 37, 63), device.data() + 37);
+  EXPECT_EQ(mirrors.device_view(std::span<float>(other_host).subspan(2, 3)).data(), other_device.data() + 2);
+
+  // Host wrote [10, 20): only those reach the device.
+  for (int i = 10; i < 20; ++i) host[static_cast<size_t>(i)] = static_cast<float>(i);
+  mirrors.to_device(std::span<const float>(host).subspan(10, 10));
+  EXPECT_EQ(moved, 10);
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(device[static_cast<size_t>(i)], i >= 10 && i < 20 ? static_cast<float>(i) : 0.0f) << i;
+  }
+  // The device wrote [50, 60) and [90, 100): moving [50, 60) back leaves the host's [90, 100).
+  for (int i = 50; i < 60; ++i) device[static_cast<size_t>(i)] = -static_cast<float>(i);
+  for (int i = 90; i < 100; ++i) device[static_cast<size_t>(i)] = 7.0f;
+  mirrors.to_host(std::span<float>(host).subspan(50, 10));
+  EXPECT_EQ(moved, 20);
+  for (int i = 50; i < 60; ++i) EXPECT_EQ(host[static_cast<size_t>(i)], -static_cast<float>(i)) << i;
+  for (int i = 90; i < 100; ++i) EXPECT_EQ(host[static_cast<size_t>(i)], 1.0f) << i;
+  mirrors.to_host({});
+  EXPECT_EQ(moved, 20);
+
+  std::vector<float> stranger(4);
+  try {
+    mirrors.to_host(stranger);
+    ADD_FAILURE() << "a range of no block was moved";
+  } catch (const LogicError& error) {
+    EXPECT_NE(std::string(error.what()).find("not memory the device backend allocated"), std::string::npos);
+  }
+  EXPECT_THROW(mirrors.device_address(host.data() + 95, 6), LogicError);  // runs past the block
+  EXPECT_THROW(mirrors.device_address(host.data() + 100, 1), LogicError);  // one past it
+  mirrors.remove(host.data());
+  EXPECT_EQ(mirrors.blocks(), 1);
+  EXPECT_THROW(mirrors.device_address(host.data(), 1), LogicError);
+  EXPECT_EQ(moved, 20);
 }
 
 }  // namespace

@@ -3,9 +3,12 @@
 // reason is open_device's: no CUDA build, or no device).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "core/cuda/register.h"
 #include "core/device/device.h"
@@ -49,6 +52,13 @@ void expect_close(std::span<const float> actual, std::span<const float> expected
   }
 }
 
+// What a twin made (device memory), copied to the host.
+std::vector<float> on_host(DeviceBackend& device, const Tensor& made) {
+  std::vector<float> host(static_cast<size_t>(made.numel()));
+  device.download(made.span(), host);
+  return host;
+}
+
 using LayerMaker = std::function<std::unique_ptr<Layer>()>;
 
 // One layer twice, on the host and as the device's twin, with the same parameters, input and
@@ -68,6 +78,7 @@ void expect_twin_matches(DeviceBackend& device, const LayerMaker& make, const Sh
   twin_arena.bind(twin_params, device.allocator());
   fill_random(host_arena.values(), 3);
   std::copy(host_arena.values().begin(), host_arena.values().end(), twin_arena.values().begin());
+  device.move_to_device(twin_arena.values());
   host->reseed(9);
   twin->reseed(9);
 
@@ -79,8 +90,10 @@ void expect_twin_matches(DeviceBackend& device, const LayerMaker& make, const Sh
   fill_random(grad_host.span(), 5);
   std::copy(grad_host.span().begin(), grad_host.span().end(), grad_twin.span().begin());
 
-  expect_close(twin->forward(input, Mode::Train).span(), host->forward(input, Mode::Train).span(), what + " forward");
-  expect_close(twin->backward(grad_twin).span(), host->backward(grad_host).span(), what + " input gradient");
+  expect_close(on_host(device, twin->forward(input, Mode::Train)), host->forward(input, Mode::Train).span(),
+               what + " forward");
+  expect_close(on_host(device, twin->backward(grad_twin)), host->backward(grad_host).span(), what + " input gradient");
+  device.move_to_host(twin_arena.grads());
   expect_close(twin_arena.grads(), host_arena.grads(), what + " parameter gradients");
 }
 
@@ -101,7 +114,24 @@ TEST_F(Gpu, EveryTwinMatchesItsCpuLayer) {
   expect_twin_matches(d, [] { return std::make_unique<Dropout>(0.4f); }, {33}, 4, "dropout");
 }
 
-// The device's SGD and Adam against the CPU's over the same managed arrays.
+// The arena's memory: host floats whose device copy starts zero; a range moved to the device and
+// back comes back, and nothing beside it moved.
+TEST_F(Gpu, MirroredMemoryMovesExactlyTheRangeAsked) {
+  const int64_t n = 1000;
+  auto memory = device_->allocator()(n);
+  const std::span<float> values(memory.get(), static_cast<size_t>(n));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) + 1.0f;
+  device_->move_to_device(values.subspan(100, 100));
+  std::fill(values.begin(), values.end(), -1.0f);
+  device_->move_to_host(values);
+  for (size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(values[i], i >= 100 && i < 200 ? static_cast<float>(i) + 1.0f : 0.0f) << i;
+  }
+  EXPECT_NE(device_->device_view(values).data(), values.data());
+}
+
+// The device's SGD and Adam against the CPU's, over arrays of the backend's allocator (host memory
+// mirrored on the device) as the arena is.
 TEST_F(Gpu, DeviceOptimizersMatchTheCpuOnes) {
   for (const OptimizerConfig& config : {OptimizerConfig{.name = "sgd", .learning_rate = 0.1f, .momentum = 0.9f,
                                                         .weight_decay = 1e-3f, .nesterov = true},
@@ -110,17 +140,22 @@ TEST_F(Gpu, DeviceOptimizersMatchTheCpuOnes) {
     auto params = device_->allocator()(n), grads = device_->allocator()(n);
     std::vector<float> host_params(static_cast<size_t>(n)), host_grads(static_cast<size_t>(n));
     fill_random(host_params, 1);
+    const std::span<float> device_params(params.get(), static_cast<size_t>(n)), device_grads(grads.get(), static_cast<size_t>(n));
     std::copy(host_params.begin(), host_params.end(), params.get());
+    device_->move_to_device(device_params);
     auto on_device = device_->make_optimizer(config, n);
     ASSERT_NE(on_device, nullptr);
     auto on_host = make_optimizer(config, n);
     for (int step = 0; step < 3; ++step) {
       fill_random(host_grads, 10 + step);
       std::copy(host_grads.begin(), host_grads.end(), grads.get());
+      device_->move_to_device(device_grads);
       on_host->step(host_params, host_grads);
-      on_device->step({params.get(), static_cast<size_t>(n)}, {grads.get(), static_cast<size_t>(n)});
+      on_device->step(device_params, device_grads);
     }
-    expect_close({params.get(), static_cast<size_t>(n)}, host_params, config.name);
+    device_->move_to_host(device_params);
+    expect_close(device_params, host_params, config.name);
+    expect_close(on_device->state(), on_host->state(), config.name + " state");
     EXPECT_EQ(on_device->steps_taken(), 3);
   }
 }
@@ -138,11 +173,12 @@ TEST_F(Gpu, AModelStepMatchesTheCpuStep) {
     fill_random(batch.span(), 6);
     const std::vector<int32_t> labels{0, 3, 9, 3};
     Tensor grad_host, grad_device;
-    const LossResult host_loss = softmax_cross_entropy(host->forward(batch, Mode::Train), labels, &grad_host);
-    const LossResult device_loss = softmax_cross_entropy(on_device->forward(batch, Mode::Train), labels, &grad_device);
+    const LossResult host_loss = host->loss(host->forward(batch, Mode::Train), labels, &grad_host);
+    const LossResult device_loss = on_device->loss(on_device->forward(batch, Mode::Train), labels, &grad_device);
     EXPECT_NEAR(device_loss.loss, host_loss.loss, 1e-3 * std::max(1.0, host_loss.loss)) << entry.name;
     host->backward(grad_host);
     on_device->backward(grad_device);
+    device_->move_to_host(on_device->arena().grads());
     double max_error = 0.0, max_grad = 1e-6;
     const auto hg = host->arena().grads(), dg = on_device->arena().grads();
     for (size_t i = 0; i < hg.size(); ++i) {

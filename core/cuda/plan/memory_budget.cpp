@@ -1,4 +1,4 @@
-#include "core/cuda/plan/managed_budget.h"
+#include "core/cuda/plan/memory_budget.h"
 
 #include <fmt/format.h>
 
@@ -12,46 +12,46 @@ double gib(int64_t bytes) { return static_cast<double>(bytes) / static_cast<doub
 
 }  // namespace
 
-int64_t ManagedBudget::set_limit(int64_t bytes) {
+int64_t MemoryBudget::set_limit(int64_t bytes) {
   std::lock_guard lock(mutex_);
   if (limit_ < 0) limit_ = bytes < 0 ? 0 : bytes;
   return limit_;
 }
 
-bool ManagedBudget::has_limit() const {
+bool MemoryBudget::has_limit() const {
   std::lock_guard lock(mutex_);
   return limit_ >= 0;
 }
 
-void ManagedBudget::reserve(int64_t bytes, std::string_view what) {
+void MemoryBudget::reserve(int64_t bytes, std::string_view what) {
   std::lock_guard lock(mutex_);
-  DTB_CHECK(limit_ >= 0, "the managed-memory budget was used before its limit was set");
+  DTB_CHECK(limit_ >= 0, "the GPU memory budget was used before its limit was set");
   if (bytes > limit_ - held_) {
-    fail_input("{} needs {:.2f} GiB of CUDA managed memory, and this process already holds {:.2f} GiB of its "
-               "{:.2f} GiB (80 % of what the GPU had free, shared by the processes on it): managed memory past "
-               "the GPU's free memory can hang the GPU; use a smaller batch or model, or fewer ranks per GPU",
+    fail_input("{} needs {:.2f} GiB of GPU memory, and this process already holds {:.2f} GiB of its {:.2f} GiB "
+               "(80 % of what the GPU had free, shared by the processes on it); use a smaller batch or model, or "
+               "fewer ranks per GPU",
                what, gib(bytes), gib(held_), gib(limit_));
   }
   held_ += bytes;
 }
 
-void ManagedBudget::release(int64_t bytes) {
+void MemoryBudget::release(int64_t bytes) {
   std::lock_guard lock(mutex_);
   held_ = held_ > bytes ? held_ - bytes : 0;
 }
 
-int64_t ManagedBudget::held() const {
+int64_t MemoryBudget::held() const {
   std::lock_guard lock(mutex_);
   return held_;
 }
 
-int64_t ManagedBudget::limit() const {
+int64_t MemoryBudget::limit() const {
   std::lock_guard lock(mutex_);
   return limit_;
 }
 
-ManagedBudget& managed_budget() {
-  static ManagedBudget budget;
+MemoryBudget& memory_budget() {
+  static MemoryBudget budget;
   return budget;
 }
 

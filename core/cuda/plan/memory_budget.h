@@ -1,18 +1,18 @@
 #pragma once
-// CUDA managed memory is never asked for beyond what the GPU had free. Managed memory may be asked
-// for past the card's memory (it pages), and on the GPU machines dtbench is checked on, a program
-// that does so can hang the GPU itself, not only the program. Every managed allocation of the
-// process reserves its bytes here first and gives them back when freed; one past the budget is an
-// InputError that says how much was asked, held and allowed. Plain C++, tested on the CPU.
+// The GPU memory a process may take: every device allocation of the process reserves its bytes
+// here first and gives them back when freed, against 80 % of what the GPU had free, shared by the
+// processes on it, so that a rank that asks past its share is told so by name (how much was asked,
+// held and allowed) rather than one rank taking what its neighbours on the GPU need. Plain C++,
+// tested on the CPU.
 #include <cstdint>
 #include <mutex>
 #include <string_view>
 
 namespace dtbench::cuda_plan {
 
-// The managed bytes one process may hold: 80 % of what the device had free when it was opened,
+// The device bytes one process may hold: 80 % of what the device had free when it was opened,
 // shared evenly by the processes on that device (several ranks of a host may share one GPU).
-constexpr int64_t managed_limit_for(int64_t free_bytes, int processes_on_device) {
+constexpr int64_t memory_limit_for(int64_t free_bytes, int processes_on_device) {
   const int64_t sharers = processes_on_device > 1 ? processes_on_device : 1;
   return free_bytes > 0 ? free_bytes / 10 * 8 / sharers : 0;
 }
@@ -24,7 +24,7 @@ constexpr int processes_per_device(int local_ranks, int devices) {
   return (local_ranks + devices - 1) / devices;
 }
 
-class ManagedBudget {
+class MemoryBudget {
  public:
   // Sets the limit (bytes), once; later calls keep the first (every context of a process sees the
   // same device memory). Returns the limit in force.
@@ -44,6 +44,6 @@ class ManagedBudget {
 };
 
 // The process's budget.
-ManagedBudget& managed_budget();
+MemoryBudget& memory_budget();
 
 }  // namespace dtbench::cuda_plan
