@@ -19,7 +19,7 @@ const Tensor& ActivationTwin::forward(const Tensor& input, Mode mode) {
   const float one = 1.0f, zero = 0.0f;
   DTB_CUDA(cudnnActivationForward(context_.cudnn(), activation_, &one, desc_.get(), input_, &zero, desc_.get(),
                                   output_.data()));
-  context_.synchronize();
+  context_.end_operation();
   return output_;
 }
 
@@ -31,7 +31,7 @@ Tensor& ActivationTwin::backward(Tensor& grad_output) {
   const float one = 1.0f, zero = 0.0f;
   DTB_CUDA(cudnnActivationBackward(context_.cudnn(), activation_, &one, desc_.get(), output_.data(), desc_.get(),
                                    dy, desc_.get(), input_, &zero, desc_.get(), grad_input_.data()));
-  context_.synchronize();
+  context_.end_operation();
   return grad_input_;
 }
 

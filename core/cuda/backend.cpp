@@ -34,6 +34,7 @@ class CudaBackend : public DeviceBackend {
   std::string name() const override { return context_.description(); }
   FloatAllocator allocator() const override { return cuda::allocate_mirrored; }
   void synchronize() override { context_.synchronize(); }
+  void set_operator_timing(bool on) override { context_.set_wait_each_operation(on); }
   void move_to_host(std::span<float> values) override { cuda::host_mirrors().to_host(values); }
   void move_to_device(std::span<float> values) override { cuda::host_mirrors().to_device(values); }
   std::span<float> device_view(std::span<float> values) override { return context_.on_device(values); }

@@ -54,7 +54,7 @@ const Tensor& BatchNormTwin::forward(const Tensor& input, Mode mode) {
     DTB_CUDA(cudaMemcpyAsync(running_mean_->data(), running_mean, channel_bytes, cudaMemcpyDefault, context_.stream()));
     DTB_CUDA(cudaMemcpyAsync(running_var_->data(), running_var, channel_bytes, cudaMemcpyDefault, context_.stream()));
   }
-  context_.synchronize();
+  context_.end_operation();
   return output_;
 }
 
@@ -72,7 +72,7 @@ Tensor& BatchNormTwin::backward(Tensor& grad_output) {
                                            desc_.get(), dy, desc_.get(), grad_input_.data(), channel_desc_.get(),
                                            value(0), grad(0), grad(1), epsilon_, saved_mean,
                                            saved_inv_std));
-  context_.synchronize();
+  context_.end_operation();
   return grad_input_;
 }
 

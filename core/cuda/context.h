@@ -74,6 +74,13 @@ class CudaContext {
   // The same into device memory from the host.
   void upload(const void* host, void* device, int64_t bytes);
   void synchronize();
+  // The end of a twin's forward or backward: waits for the device only while operator timing is
+  // on (DeviceBackend::set_operator_timing); otherwise the work stays queued behind the stream and
+  // whoever reads what it made waits (the loss, the copies of the arena, downloads).
+  void end_operation() {
+    if (wait_each_operation_) synchronize();
+  }
+  void set_wait_each_operation(bool on) { wait_each_operation_ = on; }
 
  private:
   int device_;
@@ -85,6 +92,7 @@ class CudaContext {
   int64_t workspace_bytes_ = 0;
   std::shared_ptr<float[]> ones_;
   int64_t ones_count_ = 0;
+  bool wait_each_operation_ = false;
   cuda_plan::ConvAlgorithmCache conv_algorithms_;
 };
 

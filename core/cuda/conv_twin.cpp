@@ -83,7 +83,7 @@ const Tensor& ConvTwin::forward(const Tensor& input, Mode mode) {
     DTB_CUDA(cudnnAddTensor(context_.cudnn(), &one, bias_desc_.get(), value(1), &one, output_desc_.get(),
                             output_.data()));
   }
-  context_.synchronize();
+  context_.end_operation();
   return output_;
 }
 
@@ -129,7 +129,7 @@ Tensor& ConvTwin::backward(Tensor& grad_output) {
                                           workspace, static_cast<size_t>(data_choice.workspace_bytes), &zero,
                                           input_desc_.get(), grad_input_.data()));
   }
-  context_.synchronize();
+  context_.end_operation();
   return grad_input_;
 }
 

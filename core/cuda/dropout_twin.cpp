@@ -28,7 +28,7 @@ const Tensor& DropoutTwin::forward(const Tensor& input, Mode mode) {
   const float* x = readable(input, input_staging_);
   output_ = output_buffer_.as(input.shape());
   launch_apply_mask(output_.data(), x, mask_.data(), input.numel(), context_.stream());
-  context_.synchronize();
+  context_.end_operation();
   return output_;
 }
 
@@ -39,7 +39,7 @@ Tensor& DropoutTwin::backward(Tensor& grad_output) {
   const float* dy = readable(grad_output, grad_staging_);
   grad_input_ = grad_input_buffer_.as(grad_output.shape());
   launch_apply_mask(grad_input_.data(), dy, mask_.data(), mask_.numel(), context_.stream());
-  context_.synchronize();
+  context_.end_operation();
   return grad_input_;
 }
 

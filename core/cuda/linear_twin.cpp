@@ -26,7 +26,7 @@ const Tensor& LinearTwin::forward(const Tensor& input, Mode mode) {
                        &zero, output_.data(), m));
   // Y += b · 1ᵀ: the bias added to every sample's column.
   DTB_CUDA(cublasSger(context_.cublas(), m, n, &one, value(1), 1, context_.ones(batch), 1, output_.data(), m));
-  context_.synchronize();
+  context_.end_operation();
   return output_;
 }
 
@@ -51,7 +51,7 @@ Tensor& LinearTwin::backward(Tensor& grad_output) {
     DTB_CUDA(cublasSgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, m_in, n, m_out, &one, value(0), m_in,
                          dy, m_out, &zero, grad_input_.data(), m_in));
   }
-  context_.synchronize();
+  context_.end_operation();
   return grad_input_;
 }
 

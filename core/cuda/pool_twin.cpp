@@ -36,7 +36,7 @@ const Tensor& PoolTwin::forward(const Tensor& input, Mode mode) {
   const float one = 1.0f, zero = 0.0f;
   DTB_CUDA(cudnnPoolingForward(context_.cudnn(), pooling_, &one, input_desc_.get(), input_, &zero, output_desc_.get(),
                                output_.data()));
-  context_.synchronize();
+  context_.end_operation();
   return output_;
 }
 
@@ -49,7 +49,7 @@ Tensor& PoolTwin::backward(Tensor& grad_output) {
   DTB_CUDA(cudnnPoolingBackward(context_.cudnn(), pooling_, &one, output_desc_.get(), output_.data(),
                                 output_desc_.get(), dy, input_desc_.get(), input_, &zero, input_desc_.get(),
                                 grad_input_.data()));
-  context_.synchronize();
+  context_.end_operation();
   return grad_input_;
 }
 

@@ -18,7 +18,7 @@ class DeviceResidualJoin final : public ResidualJoin {
     const float* b = context_.readable(shortcut, shortcut_staging_);
     output_ = output_buffer_.as(main.shape());
     launch_add_relu(output_.data(), a, b, output_.numel(), context_.stream());
-    context_.synchronize();
+    context_.end_operation();
     return output_;
   }
 
@@ -29,7 +29,7 @@ class DeviceResidualJoin final : public ResidualJoin {
     shortcut_grad_ = shortcut_grad_buffer_.as(grad_output.shape());
     launch_relu_grad_copy(grad_output.data(), shortcut_grad_.data(), output_.data(), grad_output.numel(),
                           context_.stream());
-    context_.synchronize();
+    context_.end_operation();
     return shortcut_grad_;
   }
 
@@ -38,7 +38,7 @@ class DeviceResidualJoin final : public ResidualJoin {
               shape_string(sum.shape()));
     require_on_device(sum, "the main branch's input gradient");
     launch_accumulate(sum.data(), context_.readable(other, other_staging_), sum.numel(), context_.stream());
-    context_.synchronize();
+    context_.end_operation();
   }
 
  private:

@@ -2,8 +2,9 @@
 // A device twin: runs a host layer's forward and backward on the GPU. It owns the host layer and
 // answers for it everything that is configuration (kind, parameters, buffers, MACs, seeds), so
 // the model names, lays out and initialises the same parameters whichever device runs them.
-// Every twin ends its forward and backward with the stream synchronised, so that what it leaves
-// may be copied to the host next (a bucket of gradients for the transport). Its outputs and input
+// A twin queues its work on the worker's stream and returns without waiting (CudaContext::
+// end_operation), as a framework's layers do: what reads its results on the host waits for the
+// device first (the loss's sums, the arena's copies to the host, downloads). Its outputs and input
 // gradients are device memory; the parameters it reads and the gradients it writes are the device's
 // copy of the model's arena (context.h).
 #include <memory>

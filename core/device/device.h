@@ -53,6 +53,10 @@ class DeviceBackend {
   virtual std::vector<std::string> twin_kinds() const = 0;
   // Waits until everything queued on the device is done.
   virtual void synchronize() = 0;
+  // While on, every twin waits for the device before it returns, so that the host's clock around
+  // a layer (profile.operators) holds that layer's device work; off, twins only queue their work
+  // and the device is waited for where the host reads what it made.
+  virtual void set_operator_timing(bool on) { (void)on; }
   // Copies floats of memory allocator() gave from the device's copy to the host's, before host code
   // reads them (a transport the gradients, a checksum the weights), and from the host's to the
   // device's after host code wrote them (initial, averaged or pulled values). Both return once the

@@ -91,6 +91,7 @@ namespace dtbench {
 
 void Model::set_operator_times(OperatorTimes* times) {
   for (Layer* layer : all_layers_) layer->set_operator_times(times);
+  if (device_ != nullptr) device_->set_operator_timing(times != nullptr);
 }
 
 }  // namespace dtbench

@@ -36,8 +36,8 @@ double median_ms(std::vector<double> seconds) {
   return seconds.empty() ? 0.0 : 1e3 * seconds[seconds.size() / 2];
 }
 
-// On a device, every layer with a twin ends synchronised (core/cuda/twin.h), so the host's clock
-// reads bound each phase's device work.
+// On a device, each phase ends when the device has done its work (the loss and the optimizer wait
+// for it; backward is waited for here), so the host's clock reads bound each phase's device work.
 void bench_one_model(const models::ModelEntry& entry, const StepBenchOptions& options, DeviceBackend* device) {
   using Clock = std::chrono::steady_clock;
   const Shape input = options.input.empty() ? entry.default_input : parse_shape_option("--input", options.input);
@@ -62,6 +62,7 @@ void bench_one_model(const models::ModelEntry& entry, const StepBenchOptions& op
     model->loss(model->forward(images, Mode::Train), labels, &grad_logits);
     const auto t1 = Clock::now();
     model->backward(grad_logits);
+    if (device != nullptr) device->synchronize();
     const auto t2 = Clock::now();
     optimizer->step(model->arena().values(), model->arena().grads());
     const auto t3 = Clock::now();

@@ -81,6 +81,7 @@ class StandInBackend : public DeviceBackend {
     ++twins;
     return std::make_unique<TimelineTwin>(std::move(host), timeline);
   }
+  void set_operator_timing(bool on) override { operator_timing.push_back(on); }
   std::unique_ptr<PhaseMarks> phase_marks(int count) override {
     return give_marks_ ? std::make_unique<TimelineMarks>(timeline, count) : nullptr;
   }
@@ -115,6 +116,7 @@ class StandInBackend : public DeviceBackend {
   int twins = 0;
   int synchronize_calls = 0;
   int loss_calls = 0;
+  std::vector<bool> operator_timing;  // each set_operator_timing, in order
 
  private:
   bool give_marks_, give_loss_;
@@ -126,7 +128,7 @@ struct TrainedRun {
   std::vector<float> weights;
 };
 
-TrainedRun train_mlp(StandInBackend& backend, int64_t samples) {
+TrainedRun train_mlp(StandInBackend& backend, int64_t samples, bool time_operators = false) {
   auto model = models::build("mlp", {1, 28, 28}, 10, &backend);
   model->initialize(3);
   auto data =
@@ -136,6 +138,7 @@ TrainedRun train_mlp(StandInBackend& backend, int64_t samples) {
   LocalTransport transport(OptimizerConfig{});
   TrainerOptions options;
   options.show_progress = false;
+  options.time_operators = time_operators;
   Trainer trainer(*model, loader, &test, transport, options);
   TrainedRun run{trainer.run({}), {}};
   const auto values = model->arena().values();
@@ -163,6 +166,20 @@ TEST(DeviceLoop, PhaseMarksPutQueuedWorkInItsPhaseWaitingOnlyWhereTheHostReads) 
   StandInBackend waiting(/*marks=*/false, /*loss=*/false);
   train_mlp(waiting, 8);
   EXPECT_GT(waiting.synchronize_calls, backend.synchronize_calls);
+}
+
+// Per-operator times on a device need each twin to wait for it (the host's clock around a layer
+// holds its device work only then): the loop turns the backend's operator timing on for an
+// epoch's training steps and off for its evaluation, and keeps it off when not asked.
+TEST(DeviceLoop, OperatorTimingMakesTheDeviceWaitForEachTwinDuringTrainingOnly) {
+  StandInBackend timed(/*marks=*/true, /*loss=*/false);
+  const TrainedRun run = train_mlp(timed, 8, /*time_operators=*/true);
+  EXPECT_EQ(timed.operator_timing, (std::vector<bool>{true, false}));
+  EXPECT_FALSE(run.epochs.at(0).operators.empty());
+
+  StandInBackend untimed(/*marks=*/true, /*loss=*/false);
+  train_mlp(untimed, 8);
+  EXPECT_EQ(untimed.operator_timing, (std::vector<bool>{false, false}));
 }
 
 TEST(DeviceLoop, TheBackendsLossIsTheOneTheLoopUsesAndTrainsAsTheHostsDoes) {
