@@ -12,6 +12,7 @@
 #   compare_step.txt    `bench step --device cuda` beside PyTorch on the same GPU, every model
 #   allreduce_staged.json, allreduce_nccl.json   bench allreduce on device buffers
 #   device_marks.txt    steps timed with CUDA events against steps timed by waiting for the GPU
+# and, last, compute-sanitizer's memcheck over the layer tests (into log.txt), where the machine has it.
 #
 # Each check has its own time limit; the whole script ends within about 8 minutes on an H100.
 #
@@ -151,6 +152,19 @@ export dtbench data device marks_steps
 check "device marks overhead" 150 "images/s with CUDA-event marks and with a wait per phase (device_marks.txt)" \
   bash -c "set -o pipefail; for model in $marks_models; do for round in 1 2; do for marks in true false; do
              marks_run \$model \$marks \$round || exit 1; done; done; done | tee '$out/device_marks.txt'"
+
+# compute-sanitizer's memcheck over the layer tests with what is left of the budget: a memory error
+# (a host pointer handed to a kernel, an access past a buffer) that a test's numbers may not show.
+sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)"
+if [[ $device == cpu ]]; then
+  echo "| memcheck | SKIP | | rehearsal on the CPU |" >>"$summary"
+elif [[ -z $sanitizer ]]; then
+  echo "| memcheck | SKIP | | no compute-sanitizer on this machine |" >>"$summary"
+else
+  check "memcheck" 150 "compute-sanitizer memcheck finds no memory error in the twins, the arena's copies and the optimizers (log.txt)" \
+    "$sanitizer" --tool memcheck --target-processes all --error-exitcode 3 "$kit/bin/test_gpu_layers" \
+    --gtest_filter='Gpu.EveryTwinMatchesItsCpuLayer:Gpu.MirroredMemoryMovesExactlyTheRangeAsked:Gpu.DeviceOptimizersMatchTheCpuOnes'
+fi
 
 echo >>"$summary"
 echo "Whole run: $(( $(date +%s) - started )) s." >>"$summary"
