@@ -37,7 +37,7 @@ const Tensor& BatchNormTwin::forward(const Tensor& input, Mode mode) {
   // The host layer's statistics are the truth (a checkpoint may have restored them).
   DTB_CUDA(cudaMemcpyAsync(running_mean, running_mean_->data(), channel_bytes, cudaMemcpyDefault, context_.stream()));
   DTB_CUDA(cudaMemcpyAsync(running_var, running_var_->data(), channel_bytes, cudaMemcpyDefault, context_.stream()));
-  input_ = readable(input, input_staging_);
+  input_ = context_.readable(input, input_staging_);
   output_ = output_buffer_.as(input_shape_);
   const float one = 1.0f, zero = 0.0f;
   const double epsilon = epsilon_;
@@ -64,7 +64,7 @@ Tensor& BatchNormTwin::backward(Tensor& grad_output) {
   const int64_t channels = input_shape_[1];
   const float* saved_mean = statistics_.data() + 2 * channels;
   const float* saved_inv_std = saved_mean + channels;
-  const float* dy = readable(grad_output, grad_staging_);
+  const float* dy = context_.readable(grad_output, grad_staging_);
   grad_input_ = grad_input_buffer_.as(input_shape_);
   const float one = 1.0f, zero = 0.0f;
   // Input gradient and the parameters' gradients written (not accumulated): the zeros are betas.

@@ -62,7 +62,7 @@ void ConvTwin::describe(const Shape& input_shape) {
 const Tensor& ConvTwin::forward(const Tensor& input, Mode mode) {
   (void)mode;
   describe(input.shape());
-  input_ = readable(input, input_staging_);
+  input_ = context_.readable(input, input_staging_);
   output_ = output_buffer_.as(output_shape_);
   const cuda_plan::ConvShape shape{input_shape_[0], in_channels_, input_shape_[2], input_shape_[3],
                                    out_channels_,   kernel_,      stride_,         padding_};
@@ -90,7 +90,7 @@ const Tensor& ConvTwin::forward(const Tensor& input, Mode mode) {
 Tensor& ConvTwin::backward(Tensor& grad_output) {
   DTB_CHECK(input_ != nullptr && grad_output.numel() == element_count(output_shape_),
             "conv2d: gradient {} for output {}", shape_string(grad_output.shape()), shape_string(output_shape_));
-  const float* dy = readable(grad_output, grad_staging_);
+  const float* dy = context_.readable(grad_output, grad_staging_);
   const cuda_plan::ConvShape shape{input_shape_[0], in_channels_, input_shape_[2], input_shape_[3],
                                    out_channels_,   kernel_,      stride_,         padding_};
   const float one = 1.0f, zero = 0.0f;

@@ -25,7 +25,7 @@ const Tensor& DropoutTwin::forward(const Tensor& input, Mode mode) {
   kernels::dropout_mask(host_mask_.data(), rng, probability_, input.numel());
   mask_ = mask_buffer_.as(input.shape());
   context_.upload(host_mask_.data(), mask_.data(), input.numel() * static_cast<int64_t>(sizeof(float)));
-  const float* x = readable(input, input_staging_);
+  const float* x = context_.readable(input, input_staging_);
   output_ = output_buffer_.as(input.shape());
   launch_apply_mask(output_.data(), x, mask_.data(), input.numel(), context_.stream());
   context_.end_operation();
@@ -36,7 +36,7 @@ Tensor& DropoutTwin::backward(Tensor& grad_output) {
   if (last_mode_ == Mode::Eval) return grad_output;
   DTB_CHECK(grad_output.shape() == mask_.shape(), "dropout backward: gradient {} for mask {}",
             shape_string(grad_output.shape()), shape_string(mask_.shape()));
-  const float* dy = readable(grad_output, grad_staging_);
+  const float* dy = context_.readable(grad_output, grad_staging_);
   grad_input_ = grad_input_buffer_.as(grad_output.shape());
   launch_apply_mask(grad_input_.data(), dy, mask_.data(), mask_.numel(), context_.stream());
   context_.end_operation();

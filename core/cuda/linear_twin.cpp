@@ -18,7 +18,7 @@ const Tensor& LinearTwin::forward(const Tensor& input, Mode mode) {
             out_, shape_string(input.shape()));
   const int64_t batch = input.dim(0);
   input_shape_ = input.shape();
-  input_ = readable(input, input_staging_);
+  input_ = context_.readable(input, input_staging_);
   output_ = output_buffer_.as({batch, out_});
   const float one = 1.0f, zero = 0.0f;
   const int m = static_cast<int>(out_), n = static_cast<int>(batch), k = static_cast<int>(in_);
@@ -35,7 +35,7 @@ Tensor& LinearTwin::backward(Tensor& grad_output) {
   const int64_t batch = input_shape_[0];
   DTB_CHECK(grad_output.numel() == batch * out_, "linear: output gradient {} for batch {}",
             shape_string(grad_output.shape()), batch);
-  const float* dy = readable(grad_output, grad_staging_);
+  const float* dy = context_.readable(grad_output, grad_staging_);
   const float one = 1.0f, zero = 0.0f;
   const int m_in = static_cast<int>(in_), m_out = static_cast<int>(out_), n = static_cast<int>(batch);
   // dWᶜ (in, out) = Xᶜ (in, B) · dYᶜᵀ (B, out)

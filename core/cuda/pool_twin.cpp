@@ -28,7 +28,7 @@ const Tensor& PoolTwin::forward(const Tensor& input, Mode mode) {
     input_desc_.set(input_shape_);
     output_desc_.set(batch, channels, (height - window_h) / stride_h + 1, (width - window_w) / stride_w + 1);
   }
-  input_ = readable(input, input_staging_);
+  input_ = context_.readable(input, input_staging_);
   int n = 0, c = 0, h = 0, w = 0;
   DTB_CUDA(cudnnGetPooling2dForwardOutputDim(pooling_, input_desc_.get(), &n, &c, &h, &w));
   // (B, C) for the global average, as the CPU layer gives it.
@@ -43,7 +43,7 @@ const Tensor& PoolTwin::forward(const Tensor& input, Mode mode) {
 Tensor& PoolTwin::backward(Tensor& grad_output) {
   DTB_CHECK(input_ != nullptr && grad_output.numel() == output_.numel(), "{}: gradient {} for output {}", kind(),
             shape_string(grad_output.shape()), shape_string(output_.shape()));
-  const float* dy = readable(grad_output, grad_staging_);
+  const float* dy = context_.readable(grad_output, grad_staging_);
   grad_input_ = grad_input_buffer_.as(input_shape_);
   const float one = 1.0f, zero = 0.0f;
   DTB_CUDA(cudnnPoolingBackward(context_.cudnn(), pooling_, &one, output_desc_.get(), output_.data(),

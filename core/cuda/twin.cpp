@@ -9,10 +9,6 @@ Twin::Twin(CudaContext& context, std::unique_ptr<Layer> host) : context_(context
   host_->collect_params(params_);
 }
 
-const float* Twin::readable(const Tensor& tensor, DeviceBuffer& staging) {
-  return context_.readable(tensor, staging);
-}
-
 float* Twin::value(size_t index) const {
   const Param& param = *params_.at(index);
   return context_.on_device(param.value, param.numel());

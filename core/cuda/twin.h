@@ -26,8 +26,6 @@ class Twin : public Layer {
   void reseed(uint64_t seed) override { host_->reseed(seed); }
 
  protected:
-  // CudaContext::readable.
-  const float* readable(const Tensor& tensor, DeviceBuffer& staging);
   // The device's copy of the host layer's parameter `index` (in its order) and of its gradient.
   float* value(size_t index) const;
   float* grad(size_t index) const;

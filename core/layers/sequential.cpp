@@ -51,14 +51,11 @@ void Sequential::adopt_twins(DeviceBackend& device) {
       entry.layer = device.adopt(std::move(entry.layer));
     } else if (auto* sequential = dynamic_cast<Sequential*>(entry.layer.get())) {
       sequential->adopt_twins(device);
-    } else if (auto* residual = dynamic_cast<Residual*>(entry.layer.get())) {
-      residual->adopt_twins(device);
     } else {
-      for (auto& [name, child] : entry.layer->children()) {
-        auto* branch = dynamic_cast<Sequential*>(child);
-        DTB_CHECK(branch != nullptr, "composite {} has a child {} that is no sequential", entry.name, name);
-        branch->adopt_twins(device);
-      }
+      // Residual blocks are the only other composite: they adopt their branches and their join.
+      auto* residual = dynamic_cast<Residual*>(entry.layer.get());
+      DTB_CHECK(residual != nullptr, "composite {} ({}) cannot take a device's twins", entry.name, entry.kind);
+      residual->adopt_twins(device);
     }
   }
 }

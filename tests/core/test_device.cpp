@@ -9,6 +9,7 @@
 #include "core/cuda/register.h"
 #include "core/device/device.h"
 #include "core/layers/loss.h"
+#include "core/layers/sequential.h"
 #include "core/models/models.h"
 #include "core/util/error.h"
 #include "core/util/rng.h"
@@ -174,6 +175,33 @@ TEST(Device, ResidualBlocksJoinTheirBranchesWithTheBackendsJoin) {
   EXPECT_EQ(backend.join_calls["accumulate"], 8);  // every block's input gradient (the stem's is needed)
   const auto host_grads = host->arena().grads(), joined_grads = joined->arena().grads();
   for (size_t i = 0; i < host_grads.size(); ++i) ASSERT_EQ(joined_grads[i], host_grads[i]) << i;
+}
+
+// A composite the device seam does not know (neither sequential nor residual) is refused by name
+// when a model is built for a device, rather than left running on the host unnoticed.
+class Pair : public Layer {
+ public:
+  std::string kind() const override { return "pair"; }
+  Shape configure(const Shape& sample_input) override { return sample_input; }
+  const Tensor& forward(const Tensor& input, Mode) override { return input; }
+  Tensor& backward(Tensor& grad_output) override { return grad_output; }
+  std::vector<std::pair<std::string, Layer*>> children() override { return {{"inner", &inner_}}; }
+
+ private:
+  Sequential inner_;
+};
+
+TEST(Device, ACompositeTheSeamDoesNotKnowIsRefusedNamingIt) {
+  HostTwinBackend backend;
+  Sequential net;
+  net.emplace<Pair>("odd");
+  try {
+    net.adopt_twins(backend);
+    FAIL() << "an unknown composite was accepted";
+  } catch (const LogicError& error) {
+    EXPECT_NE(std::string(error.what()).find("composite odd (pair) cannot take a device's twins"), std::string::npos)
+        << error.what();
+  }
 }
 
 }  // namespace
