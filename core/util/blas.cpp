@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,30 @@ namespace dtbench::blas {
 
 namespace {
 
-// Set on the re-executed process: what OPENBLAS_CORETYPE was before ("" when unset).
+// Set for the re-executed process alone: "<pid>:<what OPENBLAS_CORETYPE was before>" (empty after the
+// colon when it was unset). execv keeps the pid, so a process whose pid is not the marker's is a child
+// that inherited it, and decides for itself.
 constexpr const char* kRaisedFrom = "DTBENCH_BLAS_RAISED_FROM";
 constexpr const char* kForced = "DTBENCH_BLAS_CORE";
+
+// This process's own raise, read from the marker at start: what OPENBLAS_CORETYPE was before it.
+std::optional<std::string>& raised_from() {
+  static std::optional<std::string> previous;
+  return previous;
+}
+
+// Reads the marker and removes it from the environment, so no process this one starts inherits it.
+// Returns whether it was set for this very process (then it was re-executed already).
+bool take_marker() {
+  const char* marker = std::getenv(kRaisedFrom);
+  if (marker == nullptr) return false;
+  const std::string text = marker;
+  unsetenv(kRaisedFrom);
+  const std::string own_prefix = std::to_string(getpid()) + ":";
+  if (text.rfind(own_prefix, 0) != 0) return false;
+  raised_from() = text.substr(own_prefix.size());
+  return true;
+}
 
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
@@ -72,20 +94,28 @@ std::string preferred_core() {
 }
 
 void select_core(char** argv) {
-  if (std::getenv(kRaisedFrom) != nullptr) return;  // already re-executed once
+  if (take_marker()) return;  // already re-executed once
   const char* forced = std::getenv(kForced);
   const std::string wanted = forced != nullptr ? forced : preferred_core();
   const std::string current = core_name();
   if (wanted.empty() || lower(current) == lower(wanted)) return;
   if (forced == nullptr && strength(current) >= strength(wanted)) return;
-  const char* previous = std::getenv("OPENBLAS_CORETYPE");
-  setenv(kRaisedFrom, previous != nullptr ? previous : "", 1);
+  const char* inherited = std::getenv("OPENBLAS_CORETYPE");
+  const std::optional<std::string> previous = inherited != nullptr ? std::optional<std::string>(inherited) : std::nullopt;
+  setenv(kRaisedFrom, fmt::format("{}:{}", getpid(), previous.value_or("")).c_str(), 1);
   setenv("OPENBLAS_CORETYPE", wanted.c_str(), 1);
   std::vector<std::string> words = started_command_line(argv);
   std::vector<char*> command;
   for (std::string& word : words) command.push_back(word.data());
   command.push_back(nullptr);
   execv("/proc/self/exe", command.data());
+  // Not re-executed: leave the environment as it was, for the processes this one starts.
+  unsetenv(kRaisedFrom);
+  if (previous) {
+    setenv("OPENBLAS_CORETYPE", previous->c_str(), 1);
+  } else {
+    unsetenv("OPENBLAS_CORETYPE");
+  }
   spdlog::warn("could not re-execute with OPENBLAS_CORETYPE={}; BLAS runs on core {}", wanted, current);
 }
 
@@ -93,10 +123,12 @@ std::string core_name() { return openblas_get_corename(); }
 
 std::string core_selection() {
   if (std::getenv(kForced) != nullptr) return fmt::format("forced by {}", kForced);
-  const char* raised_from = std::getenv(kRaisedFrom);
-  if (raised_from == nullptr) return "chosen by OpenBLAS";
-  if (*raised_from == '\0') return fmt::format("raised to {} (OpenBLAS chose a weaker core)", core_name());
-  return fmt::format("raised from {} (inherited OPENBLAS_CORETYPE) to {}", raised_from, core_name());
+  const std::optional<std::string>& previous = raised_from();
+  if (!previous) {
+    return std::getenv("OPENBLAS_CORETYPE") != nullptr ? "set by OPENBLAS_CORETYPE" : "chosen by OpenBLAS";
+  }
+  if (previous->empty()) return fmt::format("raised to {} (OpenBLAS chose a weaker core)", core_name());
+  return fmt::format("raised from {} (inherited OPENBLAS_CORETYPE) to {}", *previous, core_name());
 }
 
 std::string config() { return openblas_get_config(); }

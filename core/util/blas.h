@@ -21,8 +21,9 @@ void select_core(char** argv);
 
 // The core in use now, as OpenBLAS names it ("Cooperlake").
 std::string core_name();
-// How the core was chosen, for reports: "chosen by OpenBLAS", "raised from Haswell (inherited
-// OPENBLAS_CORETYPE) to Cooperlake", "forced by DTBENCH_BLAS_CORE".
+// How this process's core was chosen, for reports: "chosen by OpenBLAS", "set by OPENBLAS_CORETYPE",
+// "raised from Haswell (inherited OPENBLAS_CORETYPE) to Cooperlake", "forced by DTBENCH_BLAS_CORE".
+// A process started by a raised one decides for itself: the raise is not inherited.
 std::string core_selection();
 // The library's build configuration ("OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY ...").
 std::string config();
