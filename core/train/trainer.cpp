@@ -47,7 +47,7 @@ void require_finite(double loss, int64_t epoch, int64_t global_step) {
 
 // The clock reads that bound a step's phases, in order.
 struct StepMarks {
-  Clock::time_point load_start, forward_start, backward_start, sync_start, step_end;
+  Clock::time_point load_start{}, forward_start{}, backward_start{}, sync_start{}, step_end{};
 };
 constexpr int kStepMarks = 5;
 

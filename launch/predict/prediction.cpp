@@ -70,12 +70,10 @@ PredictionGrid predict_grid(const MeasuredRun& run, const std::vector<int>& work
       }
       for (int n : workers) {
         if (n < 1) fail_input("--workers {}: expected worker counts of at least 1", n);
-        PredictionRow row{.transport = transport, .link = link.text, .workers = n, .constants = c};
-        row.step = predict_step(transport, run.workload, n, measured_layout(layout, run, n), c);
-        row.speedup = n * alone / row.step.step_s;
-        row.efficiency = row.speedup / n;
-        row.comm_share = row.step.comm_exposed_s / row.step.step_s;
-        grid.rows.push_back(row);
+        StepPrediction step = predict_step(transport, run.workload, n, measured_layout(layout, run, n), c);
+        const double speedup = n * alone / step.step_s, comm_share = step.comm_exposed_s / step.step_s;
+        grid.rows.push_back({.transport = transport, .link = link.text, .workers = n, .step = std::move(step),
+                             .speedup = speedup, .efficiency = speedup / n, .comm_share = comm_share, .constants = c});
       }
     }
   }

@@ -17,7 +17,9 @@ TEST(CudaBuild, TheBackendIsBuiltWhenTheToolkitWasFound) {
   EXPECT_EQ(cuda_backend_built(), toolkit_found)
       << "configure " << (toolkit_found ? "found" : "did not find") << " the CUDA toolkit, but core_cuda "
       << (cuda_backend_built() ? "holds" : "does not hold") << " the backend";
-  if (cuda_backend_built()) EXPECT_FALSE(cuda_backend_toolkit().empty());
+  if (cuda_backend_built()) {
+    EXPECT_FALSE(cuda_backend_toolkit().empty());
+  }
 }
 
 TEST(CudaBuild, AnInstalledToolkitIsNotMissedByAuto) {

@@ -20,6 +20,8 @@
 #include <cmath>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "core/kernels/conv_gemm.h"
 #include "core/tensor/tensor.h"
 #include "support/gradcheck.h"
@@ -48,10 +50,8 @@ inline ConvSizes conv_sizes(int64_t batch, int64_t channels, int64_t height, int
 }
 
 inline std::string describe(const ConvSizes& s) {
-  return "B" + std::to_string(s.batch) + " C" + std::to_string(s.in_channels) + " " +
-         std::to_string(s.height) + "x" + std::to_string(s.width) + " -> " +
-         std::to_string(s.out_channels) + " k" + std::to_string(s.kernel) + " p" +
-         std::to_string(s.padding);
+  return fmt::format("B{} C{} {}x{} -> {} k{} p{}", s.batch, s.in_channels, s.height, s.width, s.out_channels,
+                     s.kernel, s.padding);
 }
 
 inline Tensor absolute(const Tensor& t) {

@@ -87,8 +87,12 @@ TEST(ReportTables, AModelOnADeviceShowsItsStagingAsPartsOfComm) {
   ASSERT_EQ(rows_labelled(*comm, "of which d2h ms"), 1u);
   ASSERT_EQ(rows_labelled(*comm, "of which h2d ms"), 1u);
   for (const auto& row : comm->rows) {
-    if (row[0].rfind("of which d2h", 0) == 0) EXPECT_EQ(row[1], "2.000");
-    if (row[0].rfind("of which h2d", 0) == 0) EXPECT_EQ(row[1], "1.000");
+    if (row[0].rfind("of which d2h", 0) == 0) {
+      EXPECT_EQ(row[1], "2.000");
+    }
+    if (row[0].rfind("of which h2d", 0) == 0) {
+      EXPECT_EQ(row[1], "1.000");
+    }
   }
 
   // On the CPU nothing is staged, and the table says nothing of it.
