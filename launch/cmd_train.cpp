@@ -22,6 +22,7 @@
 #include "core/util/blas.h"
 #include "core/util/error.h"
 #include "launch/blueprint/blueprint.h"
+#include "launch/blueprint/run_name.h"
 #include "launch/cluster/whereabouts.h"
 #include "launch/commands.h"
 #include "launch/monitor/proc_parsers.h"
@@ -186,7 +187,7 @@ std::string create_run_directory(const Blueprint& bp, const TrainOptions& option
     fail_input("--run-dir {}: it already holds a run's report.json; choose a new directory", options.run_dir);
   }
   return !options.run_dir.empty() ? RunDirectory::open(options.run_dir).path().string()
-                                  : RunDirectory::create(bp.output, bp.name, bp.transport).path().string();
+                                  : RunDirectory::create(bp.output, run_name(bp)).path().string();
 }
 
 // While it lives, a failure anywhere in the job (this rank's, or one another rank announces) writes

@@ -11,14 +11,13 @@ namespace dtbench {
 
 namespace fs = std::filesystem;
 
-RunDirectory RunDirectory::create(const fs::path& output, const std::string& name,
-                                  const std::string& transport) {
+RunDirectory RunDirectory::create(const fs::path& output, const std::string& name) {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};
   gmtime_r(&now, &utc);
   char stamp[32];
   std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &utc);
-  const std::string base = fmt::format("{}-{}-{}", name, transport, stamp);
+  const std::string base = fmt::format("{}-{}", name, stamp);
   std::error_code error;
   fs::create_directories(output, error);
   if (error) throw IoError(fmt::format("cannot create output directory {}: {}", output.string(), error.message()));

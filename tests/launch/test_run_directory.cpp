@@ -9,6 +9,8 @@
 #include <string>
 
 #include "core/util/error.h"
+#include "launch/blueprint/blueprint.h"
+#include "launch/blueprint/run_name.h"
 #include "launch/run_directory.h"
 #include "support/cli_helpers.h"
 
@@ -43,6 +45,28 @@ TEST_F(RunDirectoryTest, AFailedWriteRemovesItsTemporaryAndKeepsThePreviousFile)
   std::vector<std::string> left;
   for (const auto& entry : fs::directory_iterator(root_)) left.push_back(entry.path().filename().string());
   EXPECT_EQ(left, std::vector<std::string>{"weights.bin"});
+}
+
+// A run is named after what ran, whatever blueprint file it came from and whatever it was renamed.
+TEST(RunName, SaysWhatRanNotWhichFileItCameFrom) {
+  const auto name_of = [](const std::vector<std::string>& overrides) {
+    return run_name(parse_blueprint(std::string(default_blueprint_text()), "built-in", overrides));
+  };
+  EXPECT_EQ(name_of({}), "lenet5-fashion-mnist-none");
+  EXPECT_EQ(name_of({"model=resnet18", "dataset.format=cifar10", "dataset.path=data/c10", "transport=ring"}),
+            "resnet18-cifar10-ring");
+  EXPECT_EQ(name_of({"name=my-study", "model=mlp", "dataset.path=/srv/MNIST/"}), "mlp-mnist-none");
+  EXPECT_EQ(name_of({"dataset.path=/tmp/synthetic"}), "lenet5-idx-none");
+  EXPECT_EQ(name_of({"engine=pytorch", "transport=ddp", "dataset.format=cifar100"}), "lenet5-cifar100-pytorch-ddp");
+  EXPECT_EQ(name_of({"device=cuda"}), "lenet5-fashion-mnist-none-cuda");
+}
+
+TEST_F(RunDirectoryTest, TakesTheNameAndATimeAndNeverReusesADirectory) {
+  const RunDirectory first = RunDirectory::create(root_, "mlp-mnist-ring");
+  const RunDirectory second = RunDirectory::create(root_, "mlp-mnist-ring");
+  EXPECT_EQ(first.id().rfind("mlp-mnist-ring-", 0), 0u) << first.id();
+  EXPECT_NE(first.path(), second.path());
+  EXPECT_TRUE(fs::is_directory(second.path()));
 }
 
 }  // namespace
