@@ -32,6 +32,24 @@ std::string mpi_thread_level() {
   return fmt::format("unknown thread level {}", provided);
 }
 
+std::optional<bool> mpi_yield_when_idle() {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return std::nullopt;
+  std::optional<bool> yields;
+  int index = 0;
+  if (MPI_T_cvar_get_index("mpi_yield_when_idle", &index) == MPI_SUCCESS) {
+    MPI_T_cvar_handle handle{};
+    int count = 0;
+    if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+      int value = 0;  // an MCA bool: Open MPI writes it as an int or a C bool (one byte), zero-initialised either way
+      if (count == 1 && MPI_T_cvar_read(handle, &value) == MPI_SUCCESS) yields = value != 0;
+      MPI_T_cvar_handle_free(&handle);
+    }
+  }
+  MPI_T_finalize();
+  return yields;
+}
+
 std::string host_name() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "allreduce/job_failure.h"
+#include "allreduce/mpi_info.h"
 #include "allreduce/mpi_session.h"
 #include "allreduce/nccl/register.h"
 #include "allreduce/register.h"
@@ -218,6 +219,9 @@ RunSummary start_summary(const Blueprint& bp, const Worker& worker, const Datase
                    {"device", model.device() != nullptr ? model.device()->name() : "cpu"}};
   summary.clock_read_seconds = Profiler::clock_cost_seconds();
   if (const auto host = cluster::this_host()) summary.network["cluster"] = cluster::to_json(*host);
+  if (worker.mpi) {
+    if (const auto yields = mpi_yield_when_idle()) summary.network["mpi_yield_when_idle"] = *yields;
+  }
   return summary;
 }
 

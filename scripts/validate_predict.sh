@@ -24,7 +24,8 @@ transports="ring mpi ps-sync ps-async"
 dtbench=$(realpath "${DTBENCH:-build/dtbench}")  # a copy keeps a rebuild from changing it mid-run
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Waiting ranks yield their core, else every message between the emulated hosts waits a scheduler
-# tick for the softirq that delivers it (docs/cluster.md, "Time small messages with yielding ranks").
+# tick for the softirq that delivers it (docs/cluster.md, "Yielding ranks where hosts share a
+# core"); on whole-core hosts too, where it is a little faster.
 yield_when_idle=(-x OMPI_MCA_mpi_yield_when_idle=1)
 mkdir -p "$out"/{fit,runs,logs,psbench}
 

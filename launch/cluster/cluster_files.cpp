@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/util/error.h"
@@ -59,6 +61,24 @@ std::string hostfile_text(const ClusterRecord& r) {
   return text;
 }
 
+bool hosts_share_cores(const ClusterRecord& r) {
+  return r.time_sliced || r.cores_per_host != std::floor(r.cores_per_host);
+}
+
+// Where hosts share a core, the agent tells every MPI rank it starts to yield that core while it
+// waits (docs/cluster.md, "Time small messages with yielding ranks"). Through the agent, not the
+// MCA file: mpirun reads that file too, and crashed in its abort path with the setting; the agent
+// reaches only the hosts' daemons and, through them, the ranks. A setting given to mpirun (`-x` or
+// `--mca`) still wins over it.
+std::string yield_line(const ClusterRecord& r) {
+  if (!hosts_share_cores(r)) return "";
+  return fmt::format(
+      "# Hosts of {:.3g} core(s) share cores: a rank that polls while it waits spends its host's quota and keeps\n"
+      "# the core from the softirq that delivers its message. The ranks yield instead.\n"
+      "export OMPI_MCA_mpi_yield_when_idle=\"${{OMPI_MCA_mpi_yield_when_idle:-1}}\"\n",
+      r.cores_per_host);
+}
+
 std::string rsh_agent_text(const ClusterRecord& r) {
   std::string cases;
   for (int host = 0; host < r.hosts; ++host) {
@@ -77,8 +97,9 @@ std::string rsh_agent_text(const ClusterRecord& r) {
       "  *) echo \"dtbench cluster {0}: no host '$host'\" >&2; exit 255 ;;\n"
       "esac\n"
       "for g in $cgroups; do echo $$ > \"$g/cgroup.procs\" || {{ echo \"dtbench cluster {0}: cannot join $g\" >&2; exit 255; }}; done\n"
+      "{2}"
       "exec ip netns exec \"$ns\" unshare --uts /bin/sh -c 'hostname \"$0\" && exec /bin/sh -c \"$*\"' \"$name\" \"$@\"\n",
-      r.name, cases);
+      r.name, cases, yield_line(r));
 }
 
 std::string mca_params_text(const ClusterRecord& r) {

@@ -17,6 +17,10 @@ void write_cluster_files(const ClusterRecord& record);
 // Removes the files above, and the directory if `up` made it and nothing else is in it.
 void remove_cluster_files(const ClusterRecord& record);
 
+// Whether hosts share a core: each holds a fraction of one, or together more than the machine has.
+// Then the rsh agent makes the MPI ranks yield their core while they wait.
+bool hosts_share_cores(const ClusterRecord& record);
+
 // The text of each file (tested without root).
 std::string hostfile_text(const ClusterRecord& record);
 std::string rsh_agent_text(const ClusterRecord& record);

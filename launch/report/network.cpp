@@ -55,6 +55,12 @@ nlohmann::json network_json(const std::vector<nlohmann::json>& reports, const st
     }
   }
   network["hosts"] = hosts.size();
+  // The ranks yield only if every one of them does (a rank that polls is what the reader must know of).
+  for (const auto& report : reports) {
+    const auto own = report.value("network", nlohmann::json::object());
+    if (!own.contains("mpi_yield_when_idle")) continue;
+    network["mpi_yield_when_idle"] = network.value("mpi_yield_when_idle", true) && own.value("mpi_yield_when_idle", false);
+  }
   if (transport != "ring" && transport != "mpi") return network;  // workers talk to servers, not each other
   std::map<std::string, int> paths;
   nlohmann::json pairs = nlohmann::json::array();
@@ -88,6 +94,11 @@ std::string network_text(const nlohmann::json& network) {
                         c.value("shaping", ""));
   } else {
     text += fmt::format("Network: {} host(s)\n", network.value("hosts", 0));
+  }
+  if (network.contains("mpi_yield_when_idle")) {
+    text += network.value("mpi_yield_when_idle", false)
+                ? "  MPI ranks yield their core while they wait (mpi_yield_when_idle=1)\n"
+                : "  MPI ranks poll while they wait (mpi_yield_when_idle=0)\n";
   }
   for (const auto& rank : network.value("ranks", nlohmann::json::array())) {
     std::vector<std::string> links;

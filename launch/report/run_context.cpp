@@ -1,6 +1,7 @@
 #include "launch/report/run_context.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace dtbench {
@@ -36,6 +37,10 @@ int RunContext::most_workers_on_a_host(int world) const {
   return most;
 }
 
+bool RunContext::hosts_share_cores() const {
+  return emulated_cluster && (time_sliced || (host_cores > 0 && host_cores != std::floor(host_cores)));
+}
+
 RunContext run_context(const json& report) {
   const json& blueprint = member(report, "blueprint");
   const json& data = member(report, "data");
@@ -63,6 +68,10 @@ RunContext run_context(const json& report) {
   c.emulated_cluster = !cluster.empty();
   c.host_cores = lenient<double>(cluster, "cores_per_host", 0.0);
   c.time_sliced = lenient<bool>(cluster, "time_sliced", false);
+  if (const json& network = member(report, "network"); network.contains("mpi_yield_when_idle") &&
+                                                         network.at("mpi_yield_when_idle").is_boolean()) {
+    c.ranks_yield = network.at("mpi_yield_when_idle").get<bool>();
+  }
   return c;
 }
 

@@ -3,6 +3,7 @@
 // threads, BLAS core, commit, injected straggler), read leniently from report.json's blueprint,
 // data, model and provenance, so that reports written before a field existed still load.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,11 +25,14 @@ struct RunContext {
   bool emulated_cluster = false;  // its hosts are namespaces of one machine, which all their workers share
   double host_cores = 0.0;        // an emulated host's CPU quota in cores; 0: unknown (a real host: `cores`)
   bool time_sliced = false;       // the emulated hosts promise more cores than the machine has
+  std::optional<bool> ranks_yield;  // MPI ranks yield their core while they wait; nullopt: not MPI, or unknown
   int straggler_rank = -1;     // the injected straggler (blueprint `straggler`), -1: none
   double straggler_delay_ms = 0.0;
   int64_t steps_limit = 0;     // the blueprint's `steps`; 0: whole epochs
 
   bool has_straggler() const { return straggler_rank >= 0 && straggler_delay_ms > 0; }
+  // Emulated hosts that each hold a fraction of a core, or more than the machine has between them.
+  bool hosts_share_cores() const;
   // The most workers any one host ran (every worker on rank 0's host when hosts are unknown).
   int most_workers_on_a_host(int world) const;
 };

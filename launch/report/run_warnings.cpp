@@ -74,6 +74,13 @@ std::vector<RunWarning> run_warnings(const RunRecord& run) {
                                                          "than this machine's {} core(s) hold: they took turns, so "
                                                          "no host was sure of its share", c.host_cores, c.cores)});
   }
+  if (c.hosts_share_cores() && c.ranks_yield == false) {
+    warnings.push_back({"polling ranks", fmt::format("the emulated hosts hold {:.3g} core(s) each and the MPI ranks "
+                                                     "polled while they waited: a polling rank spends its host's "
+                                                     "quota and delays its own messages (give mpirun -x "
+                                                     "OMPI_MCA_mpi_yield_when_idle=1, as the cluster's rsh agent does)",
+                                                     c.host_cores)});
+  }
   const double others = other_busy_cores(run);
   if (std::isfinite(others) && others >= 0.5 && others > kBusyShareOfCores * c.cores) {
     warnings.push_back({"machine busy", fmt::format("other processes kept {:.1f} of {} core(s) busy "

@@ -10,7 +10,7 @@
 namespace dtbench {
 
 struct RunWarning {
-  std::string kind;  // "oversubscribed" | "time-sliced hosts" | "machine busy" | "synthetic data" | "diverged"
+  std::string kind;  // "oversubscribed" | "time-sliced hosts" | "polling ranks" | "machine busy" | "synthetic data" | "diverged"
   std::string text;  // what was seen, with the numbers behind it (without the kind)
   std::string line() const { return kind + ": " + text; }
 };

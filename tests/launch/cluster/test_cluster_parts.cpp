@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 
 #include "core/util/error.h"
 #include "launch/cluster/cluster_files.h"
@@ -129,6 +130,28 @@ TEST(ClusterFiles, MpirunIsToldTheHostsTheAgentAndTheSubnet) {
               ip) << dir;
   }
   EXPECT_EQ(argv.back(), "x y");  // one argument still
+}
+
+// Where hosts share a core, the agent makes the ranks yield it while they wait (a setting the user
+// gave mpirun's environment wins); hosts with whole cores of their own are left polling.
+TEST(ClusterFiles, RanksOnHostsThatShareCoresAreToldToYield) {
+  ClusterRecord r;
+  r.name = "c1";
+  r.hosts = 3;
+  r.dir = "/tmp/c1";
+  const std::string yield = "export OMPI_MCA_mpi_yield_when_idle=\"${OMPI_MCA_mpi_yield_when_idle:-1}\"";
+  for (const auto& [cores, time_sliced, shares] :
+       {std::tuple{1.0, false, false}, {2.0, false, false}, {0.67, false, true}, {1.5, false, true}, {1.0, true, true}}) {
+    r.cores_per_host = cores;
+    r.time_sliced = time_sliced;
+    EXPECT_EQ(hosts_share_cores(r), shares) << cores << " core(s), time-sliced " << time_sliced;
+    const std::string agent = rsh_agent_text(r);
+    const size_t at = agent.find(yield);
+    EXPECT_EQ(at != std::string::npos, shares) << agent;
+    if (shares) {
+      EXPECT_LT(at, agent.find("exec ip netns exec")) << agent;
+    }
+  }
 }
 
 TEST(HostCores, CpuListsReadAndWriteAsTheKernelWritesThem) {

@@ -42,5 +42,19 @@ TEST(Network, ParameterServerWorkersHaveNoPairs) {
   EXPECT_EQ(network["hosts"], 2);
 }
 
+TEST(Network, RanksYieldOnlyWhenEveryRankDoes) {
+  auto a = worker(0, "c1-h0", 0), b = worker(1, "c1-h1", 0);
+  EXPECT_FALSE(network_json({a, b}, "ring").contains("mpi_yield_when_idle"));  // not said: not MPI
+  a["network"]["mpi_yield_when_idle"] = true;
+  b["network"]["mpi_yield_when_idle"] = true;
+  const auto yielding = network_json({a, b}, "ring");
+  EXPECT_EQ(yielding["mpi_yield_when_idle"], true);
+  EXPECT_NE(network_text(yielding).find("MPI ranks yield their core while they wait"), std::string::npos);
+  b["network"]["mpi_yield_when_idle"] = false;
+  const auto polling = network_json({a, b}, "ring");
+  EXPECT_EQ(polling["mpi_yield_when_idle"], false);
+  EXPECT_NE(network_text(polling).find("MPI ranks poll while they wait"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dtbench

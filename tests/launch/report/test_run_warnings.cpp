@@ -65,6 +65,25 @@ TEST(RunWarnings, OversubscribedWhenWorkersTimesThreadsExceedCores) {
   EXPECT_FALSE(has(run, "oversubscribed"));
 }
 
+// Ranks that poll on emulated hosts sharing cores are warned of; ranks that yield, whole-core hosts
+// and runs that do not say (no MPI) are not.
+TEST(RunWarnings, PollingRanksOnlyWhereEmulatedHostsShareCores) {
+  RunRecord run = healthy_run(3);
+  run.context.hosts = {"h0", "h1", "h2"};
+  run.context.emulated_cluster = true;
+  run.context.host_cores = 0.67;
+  EXPECT_FALSE(has(run, "polling ranks"));  // unknown: not an MPI run
+  run.context.ranks_yield = false;
+  EXPECT_TRUE(has(run, "polling ranks"));
+  run.context.ranks_yield = true;
+  EXPECT_FALSE(has(run, "polling ranks"));
+  run.context.ranks_yield = false;
+  run.context.host_cores = 1.0;
+  EXPECT_FALSE(has(run, "polling ranks"));  // a whole core each
+  run.context.time_sliced = true;
+  EXPECT_TRUE(has(run, "polling ranks"));   // ... but more than the machine has
+}
+
 TEST(RunWarnings, MachineBusyFromTheSampledLoadLessTheWorkersOwn) {
   RunRecord run = healthy_run(2);
   run.context.hosts = {"a", "a"};
