@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages dtbench builds, tests and trains with. Idempotent: when everything
 # is already there it asks apt nothing and prints nothing.
+#
+#   scripts/install-deps.sh          everything: building, training, the tests and the comparisons
+#   scripts/install-deps.sh dtbench  only what building and training with dtbench needs (the first
+#                                    command of the README: PyTorch and GoogleTest are most of the
+#                                    download and none of the first run)
 set -euo pipefail
 
 packages=(
@@ -9,12 +14,16 @@ packages=(
   libopenmpi-dev openmpi-bin
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libspdlog-dev libfmt-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev
-  libgtest-dev
-  python3  # scripts/check_docs.py, the docs_links test
   dataset-fashion-mnist  # the real Fashion-MNIST, IDX files under /usr/share/datasets/fashion-mnist
-  python3-torch  # the PyTorch engine (pytorch/worker.py) and comparisons against it
-  xz-utils  # scripts/gpu-kit.sh packs the GPU kit
 )
+if [ "${1:-all}" != dtbench ]; then
+  packages+=(
+    libgtest-dev
+    python3  # scripts/check_docs.py, the docs_links test
+    python3-torch  # the PyTorch engine (pytorch/worker.py) and comparisons against it
+    xz-utils  # scripts/gpu-kit.sh packs the GPU kit
+  )
+fi
 
 missing=()
 for package in "${packages[@]}"; do
