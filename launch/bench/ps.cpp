@@ -72,7 +72,7 @@ struct SizeResult {
   bool async = false;       // the servers' mode: a round is then one worker's, without a barrier
   TcpRoundResult tcp;       // the same payload echoed over one plain TCP loopback connection
   TcpRoundResult tcp_workers;  // ... over one connection per worker at once
-  GrpcEchoResult grpc;         // a gRPC unary call echoing the payload (sizes up to kGrpcEchoMaxBytes)
+  GrpcEchoResult grpc{};       // a gRPC unary call echoing the payload (sizes up to kGrpcEchoMaxBytes)
 };
 
 SizeResult summarise(const std::vector<std::vector<RoundTimes>>& timed, int64_t bytes, int64_t wrong) {
