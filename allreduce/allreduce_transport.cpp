@@ -45,8 +45,6 @@ AllreduceTransport::~AllreduceTransport() {
     thread_.join();
   }
   if (model_ != nullptr) model_->set_gradient_ready_hook({});
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-  if (control_ != MPI_COMM_NULL) MPI_Comm_free(&control_);
 }
 
 void AllreduceTransport::begin(Model& model) {

@@ -28,6 +28,7 @@
 #include <utility>
 
 #include "allreduce/allreduce.h"
+#include "allreduce/mpi_comm.h"
 #include "allreduce/ring_chunk.h"
 #include "comm/transport.h"
 
@@ -84,8 +85,8 @@ class AllreduceTransport final : public LocalUpdateTransport {
   double exchange_arrivals(double arrival, SyncTimes& times);
 
   AllreduceTransportOptions options_;
-  MPI_Comm comm_ = MPI_COMM_NULL;       // gradients
-  MPI_Comm control_ = MPI_COMM_NULL;    // arrival times, checksums
+  MpiComm comm_;     // gradients
+  MpiComm control_;  // arrival times, checksums
   int rank_ = 0;
   int world_ = 1;
   double clock_offset_ = 0.0;           // this rank's clock minus rank 0's, seconds

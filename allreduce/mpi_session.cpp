@@ -28,7 +28,6 @@ class MpiChannel : public ControlChannel {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &world_);
   }
-  ~MpiChannel() override { MPI_Comm_free(&comm_); }
 
   int rank() const override { return rank_; }
   int world() const override { return world_; }
@@ -104,7 +103,7 @@ class MpiChannel : public ControlChannel {
   }
 
   WaitPolicy policy_;
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  MpiComm comm_;
   int rank_ = 0;
   int world_ = 1;
 };
@@ -148,14 +147,14 @@ class ExitTimer {
 
 }  // namespace
 
-MPI_Comm duplicate_communicator(MPI_Comm comm, const WaitPolicy& policy, const char* what) {
+MpiComm duplicate_communicator(MPI_Comm comm, const WaitPolicy& policy, const char* what) {
   MPI_Comm copy = MPI_COMM_NULL;
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Comm_idup(comm, &copy, &request), "MPI_Comm_idup");
   WaitPolicy wait = policy;
   wait.describe = [what] { return fmt::format("duplicating a communicator for {}", what); };
   wait_all({&request, 1}, wait);
-  return copy;
+  return MpiComm(copy);
 }
 
 MpiSession::MpiSession(const WaitPolicy& start_up) : timeout_seconds_(start_up.timeout_seconds) {
@@ -198,6 +197,7 @@ MpiSession::MpiSession(const WaitPolicy& start_up) : timeout_seconds_(start_up.t
 
 MpiSession::~MpiSession() {
   peers_.reset();
+  free_owned_communicators();  // whoever still holds one: freeing it after MPI_Finalize ends the process
   const ExitTimer timer(timeout_seconds_, "MPI_Finalize");
   MPI_Finalize();
 }

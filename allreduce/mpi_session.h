@@ -4,6 +4,10 @@
 // makes the control channel, the topology (rank, world, local rank) MPI knows, and the peer watch
 // every wait of the run services (peer_watch.h).
 //
+// Every communicator the run makes is an MpiComm (mpi_comm.h): the session frees those still held
+// just before MPI_Finalize, so an owner that outlives the session (a bench's buffers, say) cannot
+// free one after it.
+//
 // Start-up and shut-down are bounded like every other wait: MPI_Init and MPI_Finalize (each a
 // barrier of the whole job inside Open MPI, which no rank can leave early) run under a timer that
 // ends this process when a rank does not arrive in time, and the exchange of host names that gives
@@ -13,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "allreduce/mpi_comm.h"
 #include "allreduce/peer_watch.h"
 #include "allreduce/request_wait.h"
 #include "comm/control_channel.h"
@@ -53,8 +58,8 @@ class MpiSession {
 };
 
 // MPI_Comm_idup waited on with `policy`: MPI_Comm_dup is a blocking collective, and a rank that
-// never arrives would hold the others in it for ever.
-MPI_Comm duplicate_communicator(MPI_Comm comm, const WaitPolicy& policy, const char* what);
+// never arrives would hold the others in it for ever. Freed before MPI_Finalize (mpi_comm.h).
+MpiComm duplicate_communicator(MPI_Comm comm, const WaitPolicy& policy, const char* what);
 
 // The control channel over MPI_COMM_WORLD (duplicated) once MPI is initialised, by a session or
 // by a test's own main.

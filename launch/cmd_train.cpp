@@ -245,7 +245,9 @@ void print_results(const Blueprint& bp, const RunSummary& summary, const Model& 
              summary.world, bp.transport, engine, blas::threads(),
              model.device() != nullptr ? ", device " + model.device()->name() : "");
   fmt::print("{}\n{}", epochs_table(summary.epochs), breakdown_table(summary.epochs));
-  fmt::print("Start-up {:.2f} s (dtbench's start to the first step)\n", summary.startup_seconds);
+  const auto autotune = fmt::format("; of it, autotune {:.2f} s, before the first step", summary.autotune_seconds);
+  fmt::print("Start-up {:.2f} s (dtbench's start to the first step{})\n", summary.startup_seconds,
+             model.device() != nullptr ? autotune : std::string());
   if (const auto span = run_span_of(report_json(summary), reports.workers())) fmt::print("{}", run_span_line(*span));
   if (!reports.workers().empty()) {
     fmt::print("\n{}", workers_table(reports.workers()));
@@ -350,6 +352,7 @@ void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summa
   // Every worker starts its first epoch together: set-up (data, connections, a server's first
   // answer) takes each its own time, and a run's throughput is counted from its first worker's
   // start (run_span.h), so a worker that began early would count the others' set-up as training.
+  summary.autotune_seconds = trainer.autotune();  // start-up: no timed step holds the algorithm search
   if (worker.world() > 1) worker.channel->barrier();
   reports.training_started();
   summary.startup_seconds = program_age_seconds();

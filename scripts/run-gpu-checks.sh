@@ -11,7 +11,7 @@
 #   gpu_layers.xml, gpu_training.xml   the `gpu` tests' results (GoogleTest XML)
 #   compare_step.txt    `bench step --device cuda` beside PyTorch on the same GPU, every model
 #   allreduce_staged.json, allreduce_nccl.json   bench allreduce on device buffers
-#   device_marks.txt    steps timed with CUDA events against steps timed by waiting for the GPU
+#   device_marks.txt    median steps with CUDA-event marks against a wait per phase, and the verdict
 # and, last, compute-sanitizer's memcheck over the layer tests (into log.txt), where the machine has it.
 #
 # Each check has its own time limit; the whole script ends within about 8 minutes on an H100.
@@ -105,8 +105,24 @@ if ! check "device reachable" 60 "one step of the MLP on --device $device" \
   exit 1
 fi
 
-check "gpu tests: layers" 150 "every cuDNN/cuBLAS twin, device optimizer and model step against the CPU" \
-  "$kit/bin/test_gpu_layers" --gtest_output="xml:$out/gpu_layers.xml"
+check "gpu tests: layers" 150 "every cuDNN/cuBLAS twin, device optimizer and the arena's copies against the CPU" \
+  "$kit/bin/test_gpu_layers" --gtest_filter=-Gpu.AModelStepMatchesTheCpuStep --gtest_output="xml:$out/gpu_layers.xml"
+# The model step in 5 processes of its own (a one-off mismatch came in the first run on a fresh
+# machine): on a mismatch the test prints each parameter's gradient error and the cuDNN algorithms
+# chosen, and how many of the 5 failed (log.txt).
+model_step_runs() {
+  local run failed=0
+  for run in 1 2 3 4 5; do
+    echo "--- model step, run $run of 5"
+    "$kit/bin/test_gpu_layers" --gtest_filter=Gpu.AModelStepMatchesTheCpuStep || failed=$((failed + 1))
+  done
+  echo "model step: $failed of 5 runs failed"
+  [[ $failed == 0 ]]
+}
+export -f model_step_runs
+export kit
+check "gpu tests: model step x5" 150 "each model's training step against the CPU's, 5 runs (log.txt: per-parameter errors, cuDNN's choices)" \
+  bash -c model_step_runs
 check "gpu tests: training" 200 "LeNet-5 on the GPU to the CPU's accuracy; nccl and the staged ring against the CPU" \
   "$kit/bin/test_gpu_training" --gtest_output="xml:$out/gpu_training.xml"
 
@@ -131,27 +147,47 @@ if [[ $device == cuda && $gpus -lt 2 ]]; then
       --sizes 1MiB --iters 1 2>&1); status=\$?; echo \"\$said\"; [[ \$status != 0 && \$said == *'both use GPU'* ]]"
 fi
 
-# CUDA-event phase marks against waiting for the GPU at every phase boundary: same run otherwise.
+# CUDA-event phase marks against waiting for the GPU at every phase boundary: same run otherwise,
+# the two settings alternating for several rounds (each round in the other order), each run's
+# median step compared (its steady state: the first steps' cold caches are a few of its 120 steps
+# and do not move it). scripts/device_marks_verdict.py fails the check when the marks' median step
+# is more than marks_threshold_pct slower than the waits', or when two rounds of one setting differ
+# by more than that (then the check could not tell).
 data="${TMPDIR:-/tmp}/dtbench-gpu-data"
 check "synthetic CIFAR-10" 60 "a data set for the runs below" \
   "$dtbench" data synth --format cifar10 --out "$data" --train 8192 --test 1024
-# marks_run MODEL MARKS ROUND: one short run; prints its images/s from report.json.
+# marks_run MODEL MARKS ROUND: one short run; prints its median and mean step, images/s and the
+# autotune before it (start-up) from report.json: a mean far above the median is a cold step timed.
 marks_run() {
   local runs="${TMPDIR:-/tmp}/dtbench-marks/$1-$2-$3"
   rm -rf "$runs"
   "$dtbench" train --set model="$1" --set device="$device" --set dataset.format=cifar10 --set dataset.path="$data" \
     --set batch=64 --set steps="$marks_steps" --set profile.device_marks="$2" --set output="$runs" >/dev/null || return 1
-  python3 -c 'import json, sys; e = json.load(open(sys.argv[1]))["epochs"][-1]
-print("%-10s device_marks=%-5s round %s: %9.1f images/s" % (*sys.argv[2:5], e["images_per_second"]))' \
+  python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); e = r["epochs"][-1]; step = e["phases"]["step"]
+print("%-10s device_marks=%-5s round %s: median step %8.3f ms, mean %8.3f ms, %9.1f images/s, autotune %.2f s" % (
+      *sys.argv[2:5], 1e3 * step["median_s"], 1e3 * step["mean_s"], e["images_per_second"], r["autotune_seconds"]))' \
     "$(ls -d "$runs"/*/ | head -1)report.json" "$1" "$2" "$3"
 }
-marks_steps=120 marks_models="lenet5 resnet18"
-[[ $device == cpu ]] && marks_steps=4 marks_models=lenet5
-export -f marks_run
-export dtbench data device marks_steps
-check "device marks overhead" 150 "images/s with CUDA-event marks and with a wait per phase (device_marks.txt)" \
-  bash -c "set -o pipefail; for model in $marks_models; do for round in 1 2; do for marks in true false; do
-             marks_run \$model \$marks \$round || exit 1; done; done; done | tee '$out/device_marks.txt'"
+# marks_rounds: every model, round by round, the settings alternating in order.
+marks_rounds() {
+  local model round order marks
+  for model in $marks_models; do
+    for round in $(seq 1 "$marks_round_count"); do
+      if (( round % 2 )); then order="true false"; else order="false true"; fi
+      for marks in $order; do marks_run "$model" "$marks" "$round" || return 1; done
+    done
+  done
+}
+# On the CPU the setting changes nothing (no device marks): the rehearsal runs the same code with a
+# threshold that the machine's noise cannot reach, since its runs are 4 steps on a shared CPU.
+marks_steps=120 marks_models="lenet5 resnet18" marks_round_count=3 marks_threshold_pct=5
+[[ $device == cpu ]] && marks_steps=4 marks_models=lenet5 marks_round_count=2 marks_threshold_pct=1000
+export -f marks_run marks_rounds
+export dtbench data device marks_steps marks_models marks_round_count
+check "device marks overhead" 150 "median step with CUDA-event marks within ${marks_threshold_pct}% of a wait per phase, $marks_round_count alternating rounds (device_marks.txt)" \
+  bash -c "set -o pipefail; marks_rounds | tee '$out/device_marks.txt' && \
+           python3 '$repo/scripts/device_marks_verdict.py' --threshold-pct $marks_threshold_pct '$out/device_marks.txt' \
+             | tee -a '$out/device_marks.txt'"
 
 # compute-sanitizer's memcheck over the layer tests with what is left of the budget: a memory error
 # (a host pointer handed to a kernel, an access past a buffer) that a test's numbers may not show.

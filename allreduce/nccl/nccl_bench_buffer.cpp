@@ -14,24 +14,34 @@ class DeviceBuffer final : public NcclBenchBuffer {
  public:
   DeviceBuffer(MPI_Comm comm, int64_t capacity, const NcclTransportOptions& options)
       : nccl_(comm, options), capacity_(capacity) {
-    check_cuda_call(cudaMalloc(reinterpret_cast<void**>(&values_), static_cast<size_t>(capacity) * sizeof(float)),
-                    "cudaMalloc (bench buffer)");
+    for (float** buffer : {&input_, &result_}) {
+      check_cuda_call(cudaMalloc(reinterpret_cast<void**>(buffer), static_cast<size_t>(capacity) * sizeof(float)),
+                      "cudaMalloc (bench buffer)");
+    }
   }
-  ~DeviceBuffer() override { cudaFree(values_); }
+  ~DeviceBuffer() override {
+    cudaFree(input_);
+    cudaFree(result_);
+  }
 
   void fill_zeros(int64_t count) override {
-    check_cuda_call(cudaMemset(values_, 0, bytes(count)), "cudaMemset");
+    check_cuda_call(cudaMemset(input_, 0, bytes(count)), "cudaMemset");
+    check_cuda_call(cudaMemset(result_, 0, bytes(count)), "cudaMemset");
+  }
+  void poison_result(int64_t count) override {
+    check_cuda_call(cudaMemset(result_, 0xFF, bytes(count)), "cudaMemset");  // every float a NaN
   }
   void upload(std::span<const float> values) override {
-    check_cuda_call(cudaMemcpy(values_, values.data(), bytes(std::ssize(values)), cudaMemcpyHostToDevice),
+    check_cuda_call(cudaMemcpy(input_, values.data(), bytes(std::ssize(values)), cudaMemcpyHostToDevice),
                     "cudaMemcpy (to the device)");
   }
   void download(std::span<float> values) override {
-    check_cuda_call(cudaMemcpy(values.data(), values_, bytes(std::ssize(values)), cudaMemcpyDeviceToHost),
+    check_cuda_call(cudaMemcpy(values.data(), result_, bytes(std::ssize(values)), cudaMemcpyDeviceToHost),
                     "cudaMemcpy (to the host)");
   }
   void sum(int64_t count) override {
-    nccl_.all_reduce(values_, static_cast<size_t>(count), ncclSum, fmt::format("ncclAllReduce of {} floats", count));
+    nccl_.all_reduce(input_, result_, static_cast<size_t>(count), ncclSum,
+                     fmt::format("ncclAllReduce of {} floats", count));
   }
   int nccl_version() const override { return NcclCommunicator::version(); }
 
@@ -43,7 +53,8 @@ class DeviceBuffer final : public NcclBenchBuffer {
 
   NcclCommunicator nccl_;
   int64_t capacity_;
-  float* values_ = nullptr;
+  float* input_ = nullptr;
+  float* result_ = nullptr;
 };
 
 }  // namespace

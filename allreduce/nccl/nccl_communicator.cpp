@@ -40,7 +40,9 @@ std::string this_gpu() {
 }  // namespace
 
 NcclCommunicator::NcclCommunicator(MPI_Comm comm, NcclTransportOptions options) : options_(std::move(options)) {
-  check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
+  MPI_Comm copy = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(comm, &copy), "MPI_Comm_dup");
+  comm_ = MpiComm(copy);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &world_);
   const NcclUniqueIdBytes id_bytes = bootstrap_unique_id(
@@ -66,12 +68,12 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, NcclTransportOptions options) 
 NcclCommunicator::~NcclCommunicator() {
   if (nccl_ != nullptr) ncclCommDestroy(nccl_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-void NcclCommunicator::all_reduce(float* values, size_t count, ncclRedOp_t op, const std::string& what) {
+void NcclCommunicator::all_reduce(const float* input, float* result, size_t count, ncclRedOp_t op,
+                                  const std::string& what) {
   if (nccl_ == nullptr) throw IoError(fmt::format("{}: the NCCL communicator was aborted earlier", what));
-  check_nccl(ncclAllReduce(values, values, count, ncclFloat, op, nccl_, stream_), "ncclAllReduce");
+  check_nccl(ncclAllReduce(input, result, count, ncclFloat, op, nccl_, stream_), "ncclAllReduce");
   wait(what);
 }
 

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <string>
 
+#include "allreduce/mpi_comm.h"
 #include "allreduce/nccl/register.h"
 
 namespace dtbench {
@@ -25,8 +26,12 @@ class NcclCommunicator {
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
-  // In place over device-accessible `values`; returns once done. `what` names it in errors.
-  void all_reduce(float* values, size_t count, ncclRedOp_t op, const std::string& what);
+  // `input` reduced into `result` (device-accessible; the same pointer: in place); returns once
+  // done. `what` names it in errors.
+  void all_reduce(const float* input, float* result, size_t count, ncclRedOp_t op, const std::string& what);
+  void all_reduce(float* values, size_t count, ncclRedOp_t op, const std::string& what) {
+    all_reduce(values, values, count, op, what);
+  }
   void broadcast(float* values, size_t count, int root, const std::string& what);
 
   MPI_Comm mpi() const { return comm_; }
@@ -40,7 +45,7 @@ class NcclCommunicator {
   void wait(const std::string& what);
 
   NcclTransportOptions options_;
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  MpiComm comm_;  // freed by the MPI session before MPI_Finalize if this outlives it (mpi_comm.h)
   int rank_ = 0;
   int world_ = 1;
   ncclComm_t nccl_ = nullptr;

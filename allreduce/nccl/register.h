@@ -23,22 +23,29 @@ struct NcclTransportOptions {
 void register_nccl_transport(const NcclTransportOptions& options);
 bool nccl_transport_built();
 
-// Floats in device memory summed in place across the ranks of an MPI communicator by
-// ncclAllReduce: what `bench allreduce --transport nccl` times and checks. Its interface names no
-// CUDA type, so the bench compiles without the toolkit.
+// Floats in device memory summed across the ranks of an MPI communicator by ncclAllReduce, out
+// of place (as nccl-tests' default): what `bench allreduce --transport nccl` times and checks. The
+// sum reads the input buffer and writes the result buffer, so a check that first poisons the
+// result sees a sum that wrote nothing even at one rank, where the sum is the input
+// (launch/bench/nccl_check.h). Its interface names no CUDA type, so the bench compiles without
+// the toolkit.
 class NcclBenchBuffer {
  public:
   virtual ~NcclBenchBuffer() = default;
+  // The first `count` floats of both buffers.
   virtual void fill_zeros(int64_t count) = 0;
-  // The first values.size() floats, from or to the host.
+  // The first `count` floats of the result buffer set to a pattern no sum gives (all bits set: NaN).
+  virtual void poison_result(int64_t count) = 0;
+  // The first values.size() floats of the input buffer, from the host; of the result buffer, to it.
   virtual void upload(std::span<const float> values) = 0;
   virtual void download(std::span<float> values) = 0;
-  // Sums the first `count` floats over every rank; returns once done (bounded by the options).
+  // Sums the input's first `count` floats over every rank into the result's; returns once done
+  // (bounded by the options).
   virtual void sum(int64_t count) = 0;
   virtual int nccl_version() const = 0;
 };
 
-// `capacity` floats on the caller's current device (open the `cuda` device first: it picks the
+// `capacity` floats each (input and result) on the caller's current device (open the `cuda` device first: it picks the
 // GPU by local rank). InputError in a build without NCCL.
 std::unique_ptr<NcclBenchBuffer> open_nccl_bench_buffer(MPI_Comm comm, int64_t capacity,
                                                         const NcclTransportOptions& options);

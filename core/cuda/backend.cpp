@@ -27,12 +27,30 @@ namespace dtbench {
 
 namespace {
 
+// cuDNN's name for a convolution algorithm (the enums' order in cudnn_cnn.h).
+std::string cudnn_algorithm_name(cuda_plan::ConvDirection direction, int algorithm) {
+  static const std::vector<std::string> forward = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT",
+                                                   "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+  static const std::vector<std::string> data = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD",
+                                                "WINOGRAD_NONFUSED"};
+  static const std::vector<std::string> filter = {"ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD",
+                                                  "WINOGRAD_NONFUSED", "FFT_TILING"};
+  const std::vector<std::string>& names = direction == cuda_plan::ConvDirection::Forward        ? forward
+                                          : direction == cuda_plan::ConvDirection::BackwardData ? data
+                                                                                               : filter;
+  return algorithm >= 0 && algorithm < static_cast<int>(names.size()) ? names[static_cast<size_t>(algorithm)]
+                                                                        : std::string("?");
+}
+
 class CudaBackend : public DeviceBackend {
  public:
   CudaBackend(int device, int processes_on_device) : context_(device, processes_on_device), loss_(context_) {}
 
   std::string name() const override { return context_.description(); }
   FloatAllocator allocator() const override { return cuda::allocate_mirrored; }
+  std::vector<std::string> tuning_choices() const override {
+    return context_.conv_algorithms().lines(cudnn_algorithm_name);
+  }
   void synchronize() override { context_.synchronize(); }
   void set_operator_timing(bool on) override { context_.set_wait_each_operation(on); }
   void move_to_host(std::span<float> values) override { cuda::host_mirrors().to_host(values); }

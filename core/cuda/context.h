@@ -53,6 +53,7 @@ class CudaContext {
   cublasHandle_t cublas() const { return cublas_; }
   cudnnHandle_t cudnn() const { return cudnn_; }
   cuda_plan::ConvAlgorithmCache& conv_algorithms() { return conv_algorithms_; }
+  const cuda_plan::ConvAlgorithmCache& conv_algorithms() const { return conv_algorithms_; }
 
   // At least `bytes` of scratch, valid until the next call (the workspace only grows).
   void* workspace(int64_t bytes);

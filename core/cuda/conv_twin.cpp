@@ -1,3 +1,5 @@
+#include <stdexcept>
+
 #include "core/cuda/twins.h"
 #include "core/layers/conv2d.h"
 #include "core/util/error.h"
@@ -47,6 +49,50 @@ ConvTwin::~ConvTwin() {
   cudnnDestroyFilterDescriptor(filter_);
 }
 
+void ConvTwin::autotune(int64_t batch) {
+  Shape input_shape = dynamic_cast<const Conv2d&>(*host_).sample_input();
+  input_shape.insert(input_shape.begin(), batch);
+  describe(input_shape);
+  choose(ConvDirection::Forward);
+  choose(ConvDirection::BackwardFilter);
+  if (needs_input_grad_) choose(ConvDirection::BackwardData);
+}
+
+ConvChoice ConvTwin::choose(ConvDirection direction) {
+  const cuda_plan::ConvShape shape{input_shape_[0], in_channels_, input_shape_[2], input_shape_[3],
+                                   out_channels_,   kernel_,      stride_,         padding_};
+  const int64_t limit = context_.search_workspace_limit();
+  return context_.conv_algorithms().choose(direction, shape, [&] {
+    switch (direction) {
+      case ConvDirection::Forward: {
+        cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        int count = 0;
+        DTB_CUDA(cudnnFindConvolutionForwardAlgorithm(context_.cudnn(), input_desc_.get(), filter_, convolution_,
+                                                      output_desc_.get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
+                                                      results));
+        return first_usable(results, count, limit, "forward");
+      }
+      case ConvDirection::BackwardFilter: {
+        cudnnConvolutionBwdFilterAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        int count = 0;
+        DTB_CUDA(cudnnFindConvolutionBackwardFilterAlgorithm(context_.cudnn(), input_desc_.get(), output_desc_.get(),
+                                                             convolution_, filter_,
+                                                             CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, results));
+        return first_usable(results, count, limit, "filter-gradient");
+      }
+      case ConvDirection::BackwardData: {
+        cudnnConvolutionBwdDataAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        int count = 0;
+        DTB_CUDA(cudnnFindConvolutionBackwardDataAlgorithm(context_.cudnn(), filter_, output_desc_.get(), convolution_,
+                                                           input_desc_.get(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                                           &count, results));
+        return first_usable(results, count, limit, "data-gradient");
+      }
+    }
+    throw std::logic_error("conv2d: unknown direction");
+  });
+}
+
 void ConvTwin::describe(const Shape& input_shape) {
   if (input_shape == input_shape_) return;
   DTB_CHECK(input_shape.size() == 4 && input_shape[1] == in_channels_, "conv2d ({} channels) given input {}",
@@ -64,15 +110,7 @@ const Tensor& ConvTwin::forward(const Tensor& input, Mode mode) {
   describe(input.shape());
   input_ = context_.readable(input, input_staging_);
   output_ = output_buffer_.as(output_shape_);
-  const cuda_plan::ConvShape shape{input_shape_[0], in_channels_, input_shape_[2], input_shape_[3],
-                                   out_channels_,   kernel_,      stride_,         padding_};
-  const ConvChoice choice = context_.conv_algorithms().choose(ConvDirection::Forward, shape, [&] {
-    cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int count = 0;
-    DTB_CUDA(cudnnFindConvolutionForwardAlgorithm(context_.cudnn(), input_desc_.get(), filter_, convolution_,
-                                                  output_desc_.get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, results));
-    return first_usable(results, count, context_.search_workspace_limit(), "forward");
-  });
+  const ConvChoice choice = choose(ConvDirection::Forward);
   void* workspace = context_.workspace(choice.workspace_bytes);
   const float one = 1.0f, zero = 0.0f;
   DTB_CUDA(cudnnConvolutionForward(context_.cudnn(), &one, input_desc_.get(), input_, filter_, value(0),
@@ -91,17 +129,8 @@ Tensor& ConvTwin::backward(Tensor& grad_output) {
   DTB_CHECK(input_ != nullptr && grad_output.numel() == element_count(output_shape_),
             "conv2d: gradient {} for output {}", shape_string(grad_output.shape()), shape_string(output_shape_));
   const float* dy = context_.readable(grad_output, grad_staging_);
-  const cuda_plan::ConvShape shape{input_shape_[0], in_channels_, input_shape_[2], input_shape_[3],
-                                   out_channels_,   kernel_,      stride_,         padding_};
   const float one = 1.0f, zero = 0.0f;
-  const ConvChoice filter_choice = context_.conv_algorithms().choose(ConvDirection::BackwardFilter, shape, [&] {
-    cudnnConvolutionBwdFilterAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-    int count = 0;
-    DTB_CUDA(cudnnFindConvolutionBackwardFilterAlgorithm(context_.cudnn(), input_desc_.get(), output_desc_.get(),
-                                                         convolution_, filter_, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                                                         &count, results));
-    return first_usable(results, count, context_.search_workspace_limit(), "filter-gradient");
-  });
+  const ConvChoice filter_choice = choose(ConvDirection::BackwardFilter);
   void* workspace = context_.workspace(filter_choice.workspace_bytes);
   DTB_CUDA(cudnnConvolutionBackwardFilter(context_.cudnn(), &one, input_desc_.get(), input_, output_desc_.get(), dy,
                                           convolution_,
@@ -114,14 +143,7 @@ Tensor& ConvTwin::backward(Tensor& grad_output) {
   }
   grad_input_ = Tensor();
   if (needs_input_grad_) {
-    const ConvChoice data_choice = context_.conv_algorithms().choose(ConvDirection::BackwardData, shape, [&] {
-      cudnnConvolutionBwdDataAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      int count = 0;
-      DTB_CUDA(cudnnFindConvolutionBackwardDataAlgorithm(context_.cudnn(), filter_, output_desc_.get(), convolution_,
-                                                         input_desc_.get(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                                                         &count, results));
-      return first_usable(results, count, context_.search_workspace_limit(), "data-gradient");
-    });
+    const ConvChoice data_choice = choose(ConvDirection::BackwardData);
     grad_input_ = grad_input_buffer_.as(input_shape_);
     workspace = context_.workspace(data_choice.workspace_bytes);
     DTB_CUDA(cudnnConvolutionBackwardData(context_.cudnn(), &one, filter_, value(0), output_desc_.get(), dy,

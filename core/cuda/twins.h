@@ -32,9 +32,13 @@ class ConvTwin : public Twin {
   ~ConvTwin() override;
   const Tensor& forward(const Tensor& input, Mode mode) override;
   Tensor& backward(Tensor& grad_output) override;
+  // The three algorithm searches for this batch size, ahead of its first pass.
+  void autotune(int64_t batch) override;
 
  private:
   void describe(const Shape& input_shape);
+  // The algorithm for the described shape: the cached choice, or cuDNN's search (run only then).
+  cuda_plan::ConvChoice choose(cuda_plan::ConvDirection direction);
 
   int64_t in_channels_, out_channels_, kernel_, stride_, padding_;
   bool has_bias_;

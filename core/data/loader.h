@@ -52,6 +52,7 @@ class Loader {
   Loader& operator=(const Loader&) = delete;
 
   int64_t batches_per_epoch() const { return batches_; }
+  const LoaderOptions& options() const { return options_; }
   int64_t shard_size() const { return static_cast<int64_t>(shard_.size()); }
   // The samples this rank sees this epoch, in ascending order of position in the data set.
   const std::vector<int64_t>& shard() const { return shard_; }

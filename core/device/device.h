@@ -51,6 +51,9 @@ class DeviceBackend {
   virtual std::unique_ptr<Layer> adopt(std::unique_ptr<Layer> host_layer) = 0;
   // Kinds of layer this backend runs on the device.
   virtual std::vector<std::string> twin_kinds() const = 0;
+  // What the backend's own tuning chose so far, one line each (the CUDA backend: cuDNN's algorithm
+  // for each convolution shape and direction), for logs and a failing check's message.
+  virtual std::vector<std::string> tuning_choices() const { return {}; }
   // Waits until everything queued on the device is done.
   virtual void synchronize() = 0;
   // While on, every twin waits for the device before it returns, so that the host's clock around

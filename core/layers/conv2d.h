@@ -29,6 +29,8 @@ class Conv2d : public Layer {
   int64_t stride() const { return stride_; }
   int64_t padding() const { return padding_; }
   bool has_bias() const { return has_bias_; }
+  // One sample's input (Cin, H, W), as configured.
+  Shape sample_input() const { return {in_channels_, height_, width_}; }
 
  private:
   ConvSizes sizes(int64_t batch) const;

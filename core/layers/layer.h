@@ -47,6 +47,10 @@ class Layer {
   virtual int64_t macs_per_sample() const { return 0; }
   // Stochastic layers (dropout) draw from a generator the model seeds; the rest ignore it.
   virtual void reseed(uint64_t seed) { (void)seed; }
+  // Does ahead of training what this layer's first pass at this batch size would do once, slowly
+  // (a CUDA convolution: cuDNN's algorithm search), so that no timed step holds it; returns once
+  // done. Own work only, as above; most layers have none.
+  virtual void autotune(int64_t batch) { (void)batch; }
   // Children of composite layers, in order, with their local names ("0", "conv1").
   virtual std::vector<std::pair<std::string, Layer*>> children() { return {}; }
 

@@ -89,6 +89,10 @@ void Model::set_gradient_ready_hook(std::function<void(const Param&)> hook) {
 
 namespace dtbench {
 
+void Model::autotune(int64_t batch) {
+  for (Layer* layer : all_layers_) layer->autotune(batch);
+}
+
 void Model::set_operator_times(OperatorTimes* times) {
   for (Layer* layer : all_layers_) layer->set_operator_times(times);
   if (device_ != nullptr) device_->set_operator_timing(times != nullptr);

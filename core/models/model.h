@@ -46,6 +46,8 @@ class Model {
   // the same on every worker), so a transport can start sending while backward goes on.
   // An empty function removes the hook.
   void set_gradient_ready_hook(std::function<void(const Param&)> hook);
+  // Every layer's autotune (layer.h) for batches of `batch` samples: before the timed steps.
+  void autotune(int64_t batch);
   // Times every layer's forward and backward into `times` by operator kind; null turns it off.
   void set_operator_times(OperatorTimes* times);
 

@@ -96,6 +96,15 @@ void set_training_figures(EpochResult& result, double loss_sum, int64_t correct)
   result.images_per_second = static_cast<double>(result.images) / result.train_seconds;
 }
 
+// The batch sizes a loader gives: its batch, and the last, smaller one where it keeps the rest.
+std::vector<int64_t> batch_sizes(const Loader& loader) {
+  const LoaderOptions& o = loader.options();
+  std::vector<int64_t> sizes{std::min(o.batch, loader.shard_size())};
+  const int64_t rest = loader.shard_size() % o.batch;
+  if (!o.drop_last && rest > 0 && loader.shard_size() > o.batch) sizes.push_back(rest);
+  return sizes;
+}
+
 }  // namespace
 
 Trainer::Trainer(Model& model, Loader& train, Loader* test, GradientSync& sync, TrainerOptions options)
@@ -106,7 +115,23 @@ Trainer::Trainer(Model& model, Loader& train, Loader* test, GradientSync& sync, 
 
 double RunClock::unix_seconds(Clock::time_point at) const { return start_unix_seconds + seconds_between(start, at); }
 
+double Trainer::autotune() {
+  if (autotuned_) return 0.0;
+  autotuned_ = true;
+  if (model_.device() == nullptr) return 0.0;
+  const auto start = Clock::now();
+  std::vector<int64_t> sizes = batch_sizes(train_);
+  if (test_ != nullptr) {
+    for (const int64_t size : batch_sizes(*test_)) sizes.push_back(size);
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  for (const int64_t size : sizes) model_.autotune(size);  // each returns once done (cuDNN's search blocks)
+  return seconds_between(start, Clock::now());
+}
+
 std::vector<EpochResult> Trainer::run(const EpochObserver& observer) {
+  autotune();
   std::vector<EpochResult> results;
   const RunClock clock{Clock::now(), std::chrono::duration<double>(
                                          std::chrono::system_clock::now().time_since_epoch()).count()};

@@ -87,6 +87,11 @@ struct RunClock {
 class Trainer {
  public:
   Trainer(Model& model, Loader& train, Loader* test, GradientSync& sync, TrainerOptions options);
+  // With the model on a device: every layer's autotune (cuDNN's algorithm search) for each batch
+  // size training and evaluation will use, before any step, so that no timed step holds it.
+  // Returns its seconds (0 on the host). run() does it first unless it was done; the train command
+  // does it before training starts and reports it apart (start-up, autotune_seconds).
+  double autotune();
   // Runs the epochs; calls `observer` after each one. Returns all epochs' results.
   std::vector<EpochResult> run(const EpochObserver& observer);
   Evaluation evaluate(Loader& loader);
@@ -119,6 +124,7 @@ class Trainer {
   OperatorTimes operator_times_;
   CommTimings comm_timings_;
   std::unique_ptr<PhaseMarks> marks_;  // the device's, when it times phases on its own clock
+  bool autotuned_ = false;
 };
 
 }  // namespace dtbench

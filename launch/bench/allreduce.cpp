@@ -4,10 +4,12 @@
 // is checked element by element (allreduce_verify.h). Rank 0 prints one row per size with the
 // algorithms side by side. The timed runs sum (average=false): averaging would add a scaling pass
 // that the two algorithms do over different amounts of the buffer. `nccl` sums a buffer in the
-// GPU's own memory; with --device cuda, ring and mpi sum a buffer in memory the GPU and the host
-// share, moved to the host and back around each allreduce, as training stages gradients.
+// GPU's own memory into a second one (out of place, so that its check sees a sum that wrote
+// nothing); with --device cuda, ring and mpi sum a buffer in memory the GPU and the host share,
+// moved to the host and back around each allreduce, as training stages gradients.
 #include "launch/bench/allreduce.h"
 #include "launch/bench/byte_sizes.h"
+#include "launch/bench/nccl_check.h"
 
 #include <algorithm>
 #include <cctype>
@@ -60,7 +62,7 @@ struct BenchContext {
   explicit BenchContext(const AllreduceBenchOptions& o) : options(o) {}
   const AllreduceBenchOptions& options;
   std::vector<std::string> algorithms;  // ring, mpi, nccl
-  MPI_Comm comm = MPI_COMM_NULL;
+  MpiComm comm;
   int rank = 0;
   int world = 1;
   std::unique_ptr<DeviceBackend> device;  // --device cuda, or nccl asked for: this rank's GPU
@@ -108,15 +110,19 @@ std::function<void()> iteration(BenchContext& c, const std::string& name, int64_
 }
 
 // The untimed verification run: returns the number of wrong elements over all ranks, and each
-// rank with a wrong element says which. nccl's buffer is filled and read through copies.
+// rank with a wrong element says which. nccl's buffers are filled and read through copies, its
+// result poisoned first (nccl_check.h).
 int64_t verify(BenchContext& c, const std::string& name, int64_t count) {
   const std::span<float> data = c.buffer.first(static_cast<size_t>(count));
-  fill_allreduce_pattern(data, c.rank, c.world);
-  if (is_nccl(name)) c.nccl->upload(data);
-  if (c.staging != nullptr) c.staging->move_to_device(data);  // a staged iteration starts from the device's
-  iteration(c, name, count)();
-  if (is_nccl(name)) c.nccl->download(data);
-  const AllreduceMismatch mismatch = check_allreduce_sum(data, c.world);
+  AllreduceMismatch mismatch;
+  if (is_nccl(name)) {
+    mismatch = check_nccl_sum(*c.nccl, data, c.rank, c.world);  // out of place, the result poisoned first
+  } else {
+    fill_allreduce_pattern(data, c.rank, c.world);
+    if (c.staging != nullptr) c.staging->move_to_device(data);  // a staged iteration starts from the device's
+    iteration(c, name, count)();
+    mismatch = check_allreduce_sum(data, c.world);
+  }
   if (mismatch.wrong_count > 0) {
     spdlog::error("rank {}: {} allreduce of {} is wrong: {}", c.rank, name, size_text(count * 4), mismatch.text());
   }
@@ -288,44 +294,52 @@ void open_buffers(BenchContext& c, int local_rank, int64_t count) {
   }
 }
 
-void run_allreduce_bench(const AllreduceBenchOptions& options) {
-  const std::vector<int64_t> sizes = parse_size_range(options.sizes);
+// The bench inside an MPI session: its context (communicators, the nccl buffer and its
+// communicator, the device) is made after the session and goes before it, so nothing of it is
+// freed after MPI_Finalize. Returns the wrong elements over every size and algorithm.
+int64_t bench_in_session(const MpiSession& session, const AllreduceBenchOptions& options,
+                         const std::vector<int64_t>& sizes) {
   BenchContext c(options);
   c.algorithms = options.transports;
+  c.comm = duplicate_communicator(MPI_COMM_WORLD, {.timeout_seconds = options.timeout_s}, "the bench");
+  c.rank = session.rank();
+  c.world = session.world();
+  c.wait.timeout_seconds = options.timeout_s;
+  // Nothing else runs here: with a core per rank, a wait keeps its core (as MPI_Allreduce's own
+  // waits do) rather than hand it to another process on a busy machine.
+  if (session.local_world() <= static_cast<int>(std::thread::hardware_concurrency())) {
+    c.wait.spin_seconds = kSpinSeconds;
+  }
+  if (c.world == 1 && c.rank == 0) {
+    spdlog::warn("bench allreduce on one rank measures nothing that crosses a link (each size is a local copy): "
+                 "run it under mpirun -np N with N >= 2");
+  }
+  try {
+    open_buffers(c, session.local_rank(), sizes.back() / 4);
+    const bool ring = std::find(c.algorithms.begin(), c.algorithms.end(), "ring") != c.algorithms.end();
+    if (ring) {
+      const int64_t requested = options.chunk_kb * 1024;
+      c.shared = SharedRing::open(parse_ring_path(options.ring_path), c.comm,
+                                  requested > 0 ? requested : kSharedMemoryChunkBytes, c.wait);
+      c.chunk = resolve_ring_chunk(requested, c.shared != nullptr, c.comm, c.wait);
+    }
+    const int64_t wrong = run_sizes(c, sizes, count_hosts(session, c.comm));
+    if (c.shared) c.shared->release(c.wait);
+    return wrong;
+  } catch (const std::exception& error) {
+    if (c.world == 1) throw;
+    // The other ranks may be waiting for this one: end the job rather than leave them hanging.
+    spdlog::error("rank {}: {}", c.rank, error.what());
+    MpiSession::abort(dynamic_cast<const InputError*>(&error) != nullptr ? 2 : 1);
+  }
+}
+
+void run_allreduce_bench(const AllreduceBenchOptions& options) {
+  const std::vector<int64_t> sizes = parse_size_range(options.sizes);
   int64_t wrong = 0;
   {
     MpiSession session;
-    check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &c.comm), "MPI_Comm_dup");
-    c.rank = session.rank();
-    c.world = session.world();
-    c.wait.timeout_seconds = options.timeout_s;
-    // Nothing else runs here: with a core per rank, a wait keeps its core (as MPI_Allreduce's own
-    // waits do) rather than hand it to another process on a busy machine.
-    if (session.local_world() <= static_cast<int>(std::thread::hardware_concurrency())) {
-      c.wait.spin_seconds = kSpinSeconds;
-    }
-    if (c.world == 1 && c.rank == 0) {
-      spdlog::warn("bench allreduce on one rank measures nothing that crosses a link (each size is a local copy): "
-                   "run it under mpirun -np N with N >= 2");
-    }
-    try {
-      open_buffers(c, session.local_rank(), sizes.back() / 4);
-      const bool ring = std::find(c.algorithms.begin(), c.algorithms.end(), "ring") != c.algorithms.end();
-      if (ring) {
-        const int64_t requested = options.chunk_kb * 1024;
-        c.shared = SharedRing::open(parse_ring_path(options.ring_path), c.comm,
-                                    requested > 0 ? requested : kSharedMemoryChunkBytes, c.wait);
-        c.chunk = resolve_ring_chunk(requested, c.shared != nullptr, c.comm, c.wait);
-      }
-      wrong = run_sizes(c, sizes, count_hosts(session, c.comm));
-      if (c.shared) c.shared->release(c.wait);
-    } catch (const std::exception& error) {
-      if (c.world == 1) throw;
-      // The other ranks may be waiting for this one: end the job rather than leave them hanging.
-      spdlog::error("rank {}: {}", c.rank, error.what());
-      MpiSession::abort(dynamic_cast<const InputError*>(&error) != nullptr ? 2 : 1);
-    }
-    MPI_Comm_free(&c.comm);
+    wrong = bench_in_session(session, options, sizes);
   }
   // Every rank knows the total, so every rank exits non-zero and mpirun does too.
   if (wrong > 0) throw LogicError(fmt::format("allreduce verification failed: {} wrong elements", wrong));

@@ -175,6 +175,7 @@ nlohmann::json report_json(const RunSummary& s) {
       {"summary", summary},
       {"wall_seconds", s.wall_seconds},
       {"startup_seconds", s.startup_seconds},
+      {"autotune_seconds", s.autotune_seconds},
       {"memory", {{"peak_resident_bytes", peak_resident_bytes()}, {"resident_bytes", resident_bytes()}}},
       {"profiler", {{"clock_read_seconds", s.clock_read_seconds},
                     {"clock_reads_per_step", Profiler::kClockReadsPerStep}}},

@@ -25,6 +25,9 @@ struct RunSummary {
   int world = 1;
   double clock_read_seconds = 0.0;  // cost of one clock read, for the profiler-overhead estimate
   double startup_seconds = 0.0;     // from the process's start to its training's start
+  // Of start-up, the device's autotune before the first step (cuDNN's algorithm search; 0 on the
+  // host): done before training so that no timed step holds it (Trainer::autotune).
+  double autotune_seconds = 0.0;
   nlohmann::json network;           // this rank's cluster host and interface traffic (network.h)
   std::vector<EpochResult> epochs;
   double wall_seconds = 0.0;

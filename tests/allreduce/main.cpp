@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "allreduce/mpi_comm.h"
+
 int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -16,6 +18,7 @@ int main(int argc, char** argv) {
   const int failed = RUN_ALL_TESTS();
   int any_failed = 0;
   MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  dtbench::free_owned_communicators();  // as MpiSession does: none may be freed after MPI_Finalize
   MPI_Finalize();
   return any_failed;
 }

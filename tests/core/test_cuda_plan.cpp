@@ -3,6 +3,8 @@
 // budget, and the host arena's mirror on the device (with memcpy standing in for the CUDA copies).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -39,6 +41,22 @@ TEST(ConvAlgorithmCache, SearchesOncePerShapeAndDirection) {
   EXPECT_EQ(cache.size(), 5u);
   EXPECT_EQ(cache.choose(ConvDirection::BackwardData, stage, search).workspace_bytes, 2000);
   EXPECT_EQ(runs, 5);
+}
+
+// What the kit prints when a model step disagrees: each convolution's choice, named.
+TEST(ConvAlgorithmCache, ListsEveryChoiceWithItsShapeAndName) {
+  ConvAlgorithmCache cache;
+  EXPECT_TRUE(cache.lines([](ConvDirection, int) { return std::string(); }).empty());
+  const ConvShape shape{4, 64, 32, 16, 128, 3, 2, 1};
+  cache.choose(ConvDirection::BackwardFilter, shape, [] { return ConvChoice{3, 4096}; });
+  cache.choose(ConvDirection::Forward, shape, [] { return ConvChoice{1, 0}; });
+  const auto name = [](ConvDirection direction, int algorithm) {
+    return fmt::format("{}-{}", direction == ConvDirection::Forward ? "FWD" : "BWD_FILTER", algorithm);
+  };
+  const std::vector<std::string> lines = cache.lines(name);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], "forward n4 c64 32x16 -> 128 k3 s2 p1: FWD-1 (algorithm 1), workspace 0 B");
+  EXPECT_EQ(lines[1], "filter-gradient n4 c64 32x16 -> 128 k3 s2 p1: BWD_FILTER-3 (algorithm 3), workspace 4096 B");
 }
 
 TEST(Workspace, GrowsInWholeMegabytesAndNeverShrinks) {

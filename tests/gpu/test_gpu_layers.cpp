@@ -21,6 +21,7 @@
 #include "core/models/models.h"
 #include "core/util/error.h"
 #include "core/util/rng.h"
+#include "tests/support/gradient_errors.h"
 
 namespace dtbench {
 namespace {
@@ -160,7 +161,15 @@ TEST_F(Gpu, DeviceOptimizersMatchTheCpuOnes) {
   }
 }
 
-// A training step of each model on the device against the same step on the host.
+// What the backend's tuning chose (cuDNN's algorithm per convolution shape and direction).
+std::string choices_text(const DeviceBackend& device) {
+  std::string text;
+  for (const std::string& line : device.tuning_choices()) text += "  " + line + "\n";
+  return text.empty() ? "  (none)\n" : text;
+}
+
+// A training step of each model on the device against the same step on the host; on a mismatch,
+// where it arises (each parameter's error, from the input to the output) and the algorithms used.
 TEST_F(Gpu, AModelStepMatchesTheCpuStep) {
   for (const auto& entry : models::catalogue()) {
     auto host = models::build(entry.name, entry.default_input, 10);
@@ -185,7 +194,10 @@ TEST_F(Gpu, AModelStepMatchesTheCpuStep) {
       max_error = std::max(max_error, double(std::fabs(dg[i] - hg[i])));
       max_grad = std::max(max_grad, double(std::fabs(hg[i])));
     }
-    EXPECT_LT(max_error, 1e-3 * max_grad) << entry.name;
+    EXPECT_LT(max_error, 1e-3 * max_grad)
+        << entry.name << ": each parameter's gradient error, device against host\n"
+        << testing::gradient_errors_table(testing::param_gradient_errors(host->arena().params(), hg, dg))
+        << "cuDNN's choices:\n" << choices_text(*device_);
   }
 }
 

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <string>
 #include <tuple>
+#include <vector>
 
 namespace dtbench::cuda_plan {
 
@@ -37,6 +39,9 @@ class ConvAlgorithmCache {
     return choices_.emplace(key, search()).first->second;
   }
   int64_t searches() const { return searches_; }
+  // Every choice, ordered by direction and shape: "forward n4 c64 32x32 -> 128 k3 s1 p1: <name>
+  // (algorithm 1), workspace 0 B", the name from `algorithm_name` (cuDNN's enum, by direction).
+  std::vector<std::string> lines(const std::function<std::string(ConvDirection, int)>& algorithm_name) const;
   size_t size() const { return choices_.size(); }
 
  private:
