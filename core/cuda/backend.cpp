@@ -44,9 +44,12 @@ std::string cudnn_algorithm_name(cuda_plan::ConvDirection direction, int algorit
 
 class CudaBackend : public DeviceBackend {
  public:
-  CudaBackend(int device, int processes_on_device) : context_(device, processes_on_device), loss_(context_) {}
+  CudaBackend(int device, int processes_on_device, Precision precision)
+      : context_(device, processes_on_device, precision), loss_(context_) {}
 
   std::string name() const override { return context_.description(); }
+  Precision precision() const override { return context_.precision(); }
+  nlohmann::json properties() const override { return context_.properties(); }
   FloatAllocator allocator() const override { return cuda::allocate_mirrored; }
   std::vector<std::string> tuning_choices() const override {
     return context_.conv_algorithms().lines(cudnn_algorithm_name);
@@ -118,7 +121,7 @@ int local_ranks() {
   return 1;
 }
 
-std::unique_ptr<DeviceBackend> open_cuda(int local_rank) {
+std::unique_ptr<DeviceBackend> open_cuda(int local_rank, Precision precision) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   std::string why;
@@ -128,8 +131,9 @@ std::unique_ptr<DeviceBackend> open_cuda(int local_rank) {
   }
   const int device = status == cudaSuccess ? cuda_plan::pick_device(local_rank, count, why) : -1;
   if (device < 0) fail_input("device 'cuda': {}; use device: cpu", why);
-  auto backend = std::make_unique<CudaBackend>(device, cuda_plan::processes_per_device(local_ranks(), count));
-  spdlog::info("local rank {} runs on {}", local_rank, backend->name());
+  auto backend =
+      std::make_unique<CudaBackend>(device, cuda_plan::processes_per_device(local_ranks(), count), precision);
+  spdlog::info("local rank {} runs on {} in {}", local_rank, backend->name(), precision_name(precision));
   return backend;
 }
 

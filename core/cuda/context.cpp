@@ -1,12 +1,15 @@
 #include "core/cuda/context.h"
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "core/cuda/plan/memory_budget.h"
 #include "core/cuda/plan/workspace.h"
+#include "core/util/error.h"
 
 namespace dtbench::cuda {
 
@@ -72,16 +75,44 @@ std::shared_ptr<float[]> allocate_mirrored(int64_t count) {
 
 const cuda_plan::HostMirrors& host_mirrors() { return mirrors(); }
 
-CudaContext::CudaContext(int device, int processes_on_device) : device_(device) {
+namespace {
+
+// "580.159.04" from the kernel module's own line; "" where the file is not there.
+std::string nvidia_driver_version() {
+  std::ifstream file("/proc/driver/nvidia/version");
+  std::string line;
+  std::getline(file, line);  // NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Tue ...
+  const auto module = line.find("Kernel Module");
+  if (module == std::string::npos) return "";
+  std::istringstream words(line.substr(module + 13));
+  std::string version;
+  words >> version;
+  return version;
+}
+
+// 13000 → "13.0", as cudaRuntimeGetVersion and cudaDriverGetVersion count.
+std::string cuda_version_text(int version) { return fmt::format("{}.{}", version / 1000, version % 1000 / 10); }
+
+}  // namespace
+
+CudaContext::CudaContext(int device, int processes_on_device, Precision precision)
+    : device_(device), precision_(precision) {
   DTB_CUDA(cudaSetDevice(device));
-  limit_device_memory(processes_on_device);
   cudaDeviceProp properties{};
   DTB_CUDA(cudaGetDeviceProperties(&properties, device));
+  if (precision == Precision::Tf32 && properties.major < 8) {
+    fail_input("precision: 'tf32' needs TF32 tensor cores (compute capability 8.0, Ampere, or later); GPU {} ({}) "
+               "has compute capability {}.{}: use precision fp32",
+               device, properties.name, properties.major, properties.minor);
+  }
+  limit_device_memory(processes_on_device);
   description_ = fmt::format("cuda:{} ({}, {:.0f} GiB)", device, properties.name,
                              static_cast<double>(properties.totalGlobalMem) / (1 << 30));
   DTB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   DTB_CUDA(cublasCreate(&cublas_));
   DTB_CUDA(cublasSetStream(cublas_, stream_));
+  // cuBLAS's default math has no TF32 (it is asked for by name); the FMA convolutions are conv_math's.
+  DTB_CUDA(cublasSetMathMode(cublas_, precision == Precision::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   DTB_CUDA(cudnnCreate(&cudnn_));
   DTB_CUDA(cudnnSetStream(cudnn_, stream_));
 }
@@ -93,6 +124,27 @@ CudaContext::~CudaContext() {
   cudnnDestroy(cudnn_);
   cublasDestroy(cublas_);
   cudaStreamDestroy(stream_);
+}
+
+nlohmann::json CudaContext::properties() const {
+  cudaDeviceProp device{};
+  DTB_CUDA(cudaGetDeviceProperties(&device, device_));
+  int runtime = 0, driver = 0, cublas = 0;
+  DTB_CUDA(cudaRuntimeGetVersion(&runtime));
+  DTB_CUDA(cudaDriverGetVersion(&driver));
+  DTB_CUDA(cublasGetVersion(cublas_, &cublas));
+  const auto cudnn = static_cast<int>(cudnnGetVersion());  // 9.10.2: 91002 (before 9: 8902 for 8.9.2)
+  const std::string cudnn_text = cudnn >= 90000 ? fmt::format("{}.{}.{}", cudnn / 10000, cudnn / 100 % 100, cudnn % 100)
+                                                : fmt::format("{}.{}.{}", cudnn / 1000, cudnn / 100 % 10, cudnn % 100);
+  return {{"name", description_},
+          {"gpu", device.name},
+          {"memory_bytes", static_cast<int64_t>(device.totalGlobalMem)},
+          {"compute_capability", fmt::format("{}.{}", device.major, device.minor)},
+          {"driver", nvidia_driver_version()},
+          {"cuda_driver_api", cuda_version_text(driver)},
+          {"cuda_runtime", cuda_version_text(runtime)},
+          {"cudnn", cudnn_text},
+          {"cublas", fmt::format("{}.{}.{}", cublas / 10000, cublas / 100 % 100, cublas % 100)}};
 }
 
 void* CudaContext::workspace(int64_t bytes) {

@@ -15,6 +15,7 @@
 #include "core/cuda/check.h"
 #include "core/cuda/plan/conv_algorithm_cache.h"
 #include "core/cuda/plan/host_mirror.h"
+#include "core/device/device.h"
 #include "core/tensor/tensor.h"
 
 namespace dtbench::cuda {
@@ -41,14 +42,21 @@ const cuda_plan::HostMirrors& host_mirrors();
 class CudaContext {
  public:
   // `processes_on_device`: how many processes share this GPU (their memory budgets split its
-  // free memory).
-  CudaContext(int device, int processes_on_device);
+  // free memory). `precision` sets cuBLAS's math mode here and cuDNN's convolutions' (conv_math):
+  // fp32 keeps the tensor cores off (FMA arithmetic, as the CPU computes); tf32 lets both use them
+  // (an InputError on a GPU without TF32, before compute capability 8.0).
+  CudaContext(int device, int processes_on_device, Precision precision = Precision::Fp32);
   ~CudaContext();
   CudaContext(const CudaContext&) = delete;
   CudaContext& operator=(const CudaContext&) = delete;
 
   int device() const { return device_; }
   const std::string& description() const { return description_; }
+  Precision precision() const { return precision_; }
+  // The math type every convolution descriptor is given.
+  cudnnMathType_t conv_math() const { return precision_ == Precision::Tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH; }
+  // The GPU, its memory, the NVIDIA driver, the CUDA runtime, cuDNN and cuBLAS, for reports.
+  nlohmann::json properties() const;
   cudaStream_t stream() const { return stream_; }
   cublasHandle_t cublas() const { return cublas_; }
   cudnnHandle_t cudnn() const { return cudnn_; }
@@ -85,6 +93,7 @@ class CudaContext {
 
  private:
   int device_;
+  Precision precision_;
   std::string description_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;

@@ -39,8 +39,9 @@ ConvTwin::ConvTwin(CudaContext& context, std::unique_ptr<Layer> host) : Twin(con
                                       static_cast<int>(in_channels_), k, k));
   DTB_CUDA(cudnnCreateConvolutionDescriptor(&convolution_));
   DTB_CUDA(cudnnSetConvolution2dDescriptor(convolution_, p, p, s, s, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  // FP32 arithmetic throughout (no TF32 tensor cores), so results stay comparable with the CPU's.
-  DTB_CUDA(cudnnSetConvolutionMathType(convolution_, CUDNN_FMA_MATH));
+  // precision fp32: FMA arithmetic throughout (no TF32 tensor cores), so results stay comparable
+  // with the CPU's; tf32: cuDNN's default, which lets an Ampere or later GPU's tensor cores in.
+  DTB_CUDA(cudnnSetConvolutionMathType(convolution_, context_.conv_math()));
   bias_desc_.set(1, out_channels_, 1, 1);
 }
 

@@ -1,9 +1,7 @@
 #include "core/cuda/kernels.h"
 #include "core/cuda/twins.h"
-#include "core/kernels/activation.h"
 #include "core/layers/activation.h"
 #include "core/util/error.h"
-#include "core/util/rng.h"
 
 namespace dtbench::cuda {
 
@@ -19,15 +17,12 @@ void DropoutTwin::reseed(uint64_t seed) {
 const Tensor& DropoutTwin::forward(const Tensor& input, Mode mode) {
   last_mode_ = mode;
   if (mode == Mode::Eval) return input;
-  // The CPU layer's stream for this pass, (seed, pass number), drawn on the host and copied over.
-  Rng rng = Rng::derive(seed_, 0xD0, calls_++);
-  host_mask_.resize(static_cast<size_t>(input.numel()));
-  kernels::dropout_mask(host_mask_.data(), rng, probability_, input.numel());
+  // The CPU layer's draw for this pass, (seed, pass number), element for element, on the device.
+  const cuda_bodies::DropoutDraw draw{.seed = seed_, .call = calls_++, .probability = probability_};
   mask_ = mask_buffer_.as(input.shape());
-  context_.upload(host_mask_.data(), mask_.data(), input.numel() * static_cast<int64_t>(sizeof(float)));
   const float* x = context_.readable(input, input_staging_);
   output_ = output_buffer_.as(input.shape());
-  launch_apply_mask(output_.data(), x, mask_.data(), input.numel(), context_.stream());
+  launch_dropout_forward(output_.data(), mask_.data(), x, input.numel(), draw, context_.stream());
   context_.end_operation();
   return output_;
 }

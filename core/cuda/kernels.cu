@@ -31,6 +31,13 @@ void launch(int64_t n, cudaStream_t stream, Body body) {
 
 }  // namespace
 
+void launch_dropout_forward(float* out, float* mask, const float* in, int64_t n, cuda_bodies::DropoutDraw draw,
+                            cudaStream_t stream) {
+  launch(cuda_bodies::dropout_groups(n), stream, [=] __device__(int64_t group) {
+    cuda_bodies::dropout_forward_group_at(group, out, mask, in, n, draw);
+  });
+}
+
 void launch_apply_mask(float* out, const float* in, const float* mask, int64_t n, cudaStream_t stream) {
   launch(n, stream, [=] __device__(int64_t i) { cuda_bodies::apply_mask_at(i, out, in, mask); });
 }

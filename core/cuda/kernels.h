@@ -5,10 +5,14 @@
 
 #include <cuda_runtime.h>
 
+#include "core/cuda/bodies/dropout.h"
 #include "core/cuda/bodies/optimizer_updates.h"
 
 namespace dtbench::cuda {
 
+// mask (n) and out (n) = in · mask of one dropout pass (bodies/dropout.h), one thread per four elements.
+void launch_dropout_forward(float* out, float* mask, const float* in, int64_t n, cuda_bodies::DropoutDraw draw,
+                            cudaStream_t stream);
 void launch_apply_mask(float* out, const float* in, const float* mask, int64_t n, cudaStream_t stream);
 void launch_scale(float* x, float factor, int64_t n, cudaStream_t stream);
 void launch_add_relu(float* y, const float* a, const float* b, int64_t n, cudaStream_t stream);

@@ -108,8 +108,9 @@ class BatchNormTwin : public Twin {
   Tensor output_, grad_input_;
 };
 
-// Inverted dropout: the mask is drawn by the host's generator exactly as the CPU layer draws it
-// (so both devices drop the same units from the same seed) and applied by our kernel.
+// Inverted dropout: the mask is drawn on the device by the CPU layer's counter-based generator
+// (bodies/dropout.h: Philox keyed by the layer's seed, the pass number and the element), so both
+// devices drop the same units from the same seed and nothing is copied from the host.
 class DropoutTwin : public Twin {
  public:
   DropoutTwin(CudaContext& context, std::unique_ptr<Layer> host);
@@ -122,7 +123,6 @@ class DropoutTwin : public Twin {
   uint64_t seed_ = 0;
   uint64_t calls_ = 0;
   Mode last_mode_ = Mode::Eval;
-  std::vector<float> host_mask_;  // drawn here, then copied to mask_buffer_
   DeviceBuffer input_staging_, grad_staging_, mask_buffer_, output_buffer_, grad_input_buffer_;
   Tensor output_, grad_input_, mask_;
 };

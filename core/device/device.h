@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/layers/layer.h"
 #include "core/layers/loss.h"
 #include "core/layers/residual_join.h"
@@ -35,6 +37,19 @@ class PhaseMarks {
   virtual std::vector<double> seconds_from_first() = 0;
 };
 
+// The arithmetic a device's convolutions and matrix products use: `precision:` in the blueprint.
+// fp32: IEEE single precision throughout (every device has it; a GPU's tensor cores stay off).
+// tf32: on a GPU with TF32 tensor cores (NVIDIA Ampere and later), products of fp32 values rounded
+// to 10 mantissa bits and summed in fp32; the host has no such mode and refuses it.
+enum class Precision { Fp32, Tf32 };
+
+// "fp32", "tf32": every precision a blueprint may name.
+const std::vector<std::string>& known_precisions();
+std::string precision_name(Precision precision);
+// The precision `name` names; an InputError naming `where` (the key or flag), the value and the
+// choices when it is none.
+Precision parse_precision(const std::string& name, const std::string& where);
+
 // Zero-filled float storage; allocate_aligned (core/tensor/tensor.h) is the host's.
 using FloatAllocator = std::shared_ptr<float[]> (*)(int64_t count);
 
@@ -43,6 +58,11 @@ class DeviceBackend {
   virtual ~DeviceBackend() = default;
   // "cuda:0 (NVIDIA H100 80GB HBM3)": which device this worker uses, for logs and reports.
   virtual std::string name() const = 0;
+  // The precision it was opened with (open_device).
+  virtual Precision precision() const { return Precision::Fp32; }
+  // What a report says of the device: {"name": "cuda:0 (...)", "gpu", "memory_bytes", "driver",
+  // "cuda_runtime", "cudnn", ...}, whatever the backend can tell.
+  virtual nlohmann::json properties() const { return {{"name", name()}}; }
   // Host floats with a copy on the device (pinned, so the copies run at the bus's rate); a backend
   // whose device is the host's memory gives plain host memory.
   virtual FloatAllocator allocator() const = 0;
@@ -100,18 +120,24 @@ class DeviceBackend {
 };
 
 // Opens the backend for the worker with this local rank (a backend with several devices picks
-// one by it). Throws InputError when this machine cannot run it, saying why.
-using DeviceFactory = std::function<std::unique_ptr<DeviceBackend>(int local_rank)>;
+// one by it), computing in `precision`. Throws InputError when this machine cannot run it, or
+// cannot compute in that precision, saying why.
+using DeviceFactory = std::function<std::unique_ptr<DeviceBackend>(int local_rank, Precision precision)>;
 
 // Every device a blueprint may name, built into this binary or not: "cpu", "cuda".
 const std::vector<std::string>& known_devices();
 // Those this binary has: "cpu" and every registered backend.
 std::vector<std::string> built_devices();
-void register_device(const std::string& name, DeviceFactory factory);
+// Registers `factory` under `name` (an empty one removes the name); gives back the one it replaced.
+DeviceFactory register_device(const std::string& name, DeviceFactory factory);
 // An InputError when `name` is not a known device (naming `where`, the key or flag it came from).
 void check_device_name(const std::string& name, const std::string& where);
-// "cpu": null (host layers over host memory). Another name: its backend, or an InputError saying
-// whether this build lacks it or this machine cannot run it.
-std::unique_ptr<DeviceBackend> open_device(const std::string& name, int local_rank);
+// "cpu": null (host layers over host memory), in fp32 only: another precision is an InputError
+// naming it and the device. Another name: its backend, or an InputError saying whether this build
+// lacks it or this machine cannot run it.
+std::unique_ptr<DeviceBackend> open_device(const std::string& name, int local_rank,
+                                           Precision precision = Precision::Fp32);
+// The InputError for a precision the host cannot compute in (`where`: the key or flag), if it is one.
+void check_host_precision(Precision precision, const std::string& where);
 
 }  // namespace dtbench

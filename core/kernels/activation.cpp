@@ -32,11 +32,6 @@ void sigmoid_backward(float* dinp, const float* dout, const float* out, int64_t 
   for (int64_t i = 0; i < n; ++i) dinp[i] = dout[i] * out[i] * (1.0f - out[i]);
 }
 
-void dropout_mask(float* mask, Rng& rng, float probability, int64_t n) {
-  const float keep_scale = probability < 1.0f ? 1.0f / (1.0f - probability) : 0.0f;
-  for (int64_t i = 0; i < n; ++i) mask[i] = rng.uniform() >= probability ? keep_scale : 0.0f;
-}
-
 void apply_mask(float* out, const float* inp, const float* mask, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = inp[i] * mask[i];
 }

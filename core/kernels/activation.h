@@ -21,10 +21,7 @@ void sigmoid_forward(float* out, const float* inp, int64_t n);
 // dinp (n) = dout · out · (1 − out). out (n) is the forward's output.
 void sigmoid_backward(float* dinp, const float* dout, const float* out, int64_t n);
 
-// mask (n): 0 with probability `probability`, else 1 / (1 − probability) (inverted dropout), one
-// draw of rng.uniform() per element.
-void dropout_mask(float* mask, Rng& rng, float probability, int64_t n);
-// out (n) = inp · mask; serves forward (inp = input) and backward (inp = dout).
+// out (n) = inp · mask; dropout's backward (its mask and forward: core/cuda/bodies/dropout.h).
 void apply_mask(float* out, const float* inp, const float* mask, int64_t n);
 
 }  // namespace dtbench::kernels

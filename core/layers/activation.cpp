@@ -1,5 +1,6 @@
 #include "core/layers/activation.h"
 
+#include "core/cuda/bodies/dropout.h"
 #include "core/kernels/activation.h"
 #include "core/util/error.h"
 
@@ -67,13 +68,16 @@ void Dropout::reseed(uint64_t seed) {
 const Tensor& Dropout::forward(const Tensor& input, Mode mode) {
   last_mode_ = mode;
   if (mode == Mode::Eval) return input;
-  // Each training pass draws from its own stream, (seed, pass number): a run is reproducible
-  // from the seed alone, whatever happened in evaluation passes in between.
-  Rng rng = Rng::derive(seed_, 0xD0, calls_++);
+  // Each training pass draws from its own counter, (seed, pass number), so a run is reproducible
+  // from the seed alone, whatever happened in evaluation passes in between; the draw is the
+  // device's (core/cuda/bodies/dropout.h), element for element.
+  const cuda_bodies::DropoutDraw draw{.seed = seed_, .call = calls_++, .probability = probability_};
   mask_.resize(input.shape());
   output_.resize(input.shape());
-  kernels::dropout_mask(mask_.data(), rng, probability_, input.numel());
-  kernels::apply_mask(output_.data(), input.data(), mask_.data(), input.numel());
+  const int64_t n = input.numel();
+  for (int64_t group = 0; group < cuda_bodies::dropout_groups(n); ++group) {
+    cuda_bodies::dropout_forward_group_at(group, output_.data(), mask_.data(), input.data(), n, draw);
+  }
   return output_;
 }
 

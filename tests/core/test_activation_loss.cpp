@@ -135,6 +135,39 @@ TEST(Dropout, BackwardAppliesTheForwardMask) {
   }
 }
 
+// Central finite differences of Σ dropout(x) ⊙ R, the layer reseeded before every pass so that
+// each draws the same mask (reseeding restarts the pass counter), against backward.
+TEST(Dropout, GradientMatchesFiniteDifferences) {
+  Dropout dropout(0.4f);
+  dropout.configure({37});
+  Tensor x = away_from_zero({3, 37}, 131, 0.1f);
+  const Tensor r = random_tensor({3, 37}, 132);
+  auto objective = [&] {
+    dropout.reseed(9);
+    return testing::weighted_sum(dropout.forward(x, Mode::Train), r);
+  };
+  objective();
+  Tensor g({3, 37});
+  std::copy_n(r.data(), r.numel(), g.data());
+  const Tensor& dx = dropout.backward(g);
+  const std::vector<float> analytic(dx.data(), dx.data() + dx.numel());
+  const float h = 1e-2f;
+  int64_t kept = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const float saved = x.data()[i];
+    x.data()[i] = saved + h;
+    const double up = objective();
+    x.data()[i] = saved - h;
+    const double down = objective();
+    x.data()[i] = saved;
+    const double numeric = (up - down) / (2.0 * h);
+    EXPECT_NEAR(analytic[static_cast<size_t>(i)], numeric, 1e-3 * (1.0 + std::fabs(numeric))) << i;
+    if (analytic[static_cast<size_t>(i)] != 0.0f) ++kept;
+  }
+  EXPECT_GT(kept, 0);
+  EXPECT_LT(kept, x.numel());
+}
+
 TEST(Dropout, SeedMakesMasksReproducible) {
   const Tensor x = away_from_zero({4, 256}, 111, 0.1f);
   auto output_of = [&](Dropout& layer) {

@@ -6,11 +6,14 @@
 #include <cmath>
 #include <vector>
 
+#include "core/cuda/bodies/dropout.h"
 #include "core/cuda/bodies/elementwise.h"
+#include "core/cuda/bodies/philox.h"
 #include "core/cuda/bodies/optimizer_updates.h"
 #include "core/cuda/bodies/softmax_xent.h"
 #include "core/kernels/activation.h"
 #include "core/kernels/loss.h"
+#include "core/layers/activation.h"
 #include "core/layers/residual_join.h"
 #include "core/optim/optimizer.h"
 #include "core/util/rng.h"
@@ -98,17 +101,85 @@ TEST(CudaBodies, AdamMatchesTheCpuOptimizer) {
   expect_updates_match({.name = "adam", .learning_rate = 1e-2f, .weight_decay = 1e-2f}, 4099);
 }
 
-TEST(CudaBodies, DropoutMaskAppliesAsTheCpuKernel) {
+// Random123's known-answer vectors for Philox4x32-10 (its kat_vectors file).
+TEST(CudaBodies, PhiloxGivesRandom123sKnownAnswers) {
+  struct Vector {
+    Philox4x32 counter;
+    PhiloxKey key;
+    Philox4x32 expected;
+  };
+  const Vector vectors[] = {
+      {{{0, 0, 0, 0}}, {{0, 0}}, {{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}}},
+      {{{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}}, {{0xffffffff, 0xffffffff}},
+       {{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}}},
+      {{{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}}, {{0xa4093822, 0x299f31d0}},
+       {{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}}},
+  };
+  for (const Vector& v : vectors) {
+    const Philox4x32 got = philox4x32_10(v.counter, v.key);
+    for (int w = 0; w < 4; ++w) EXPECT_EQ(got.word[w], v.expected.word[w]) << "word " << w << " of " << v.counter.word[0];
+  }
+}
+
+// The body the GPU runs, one group of four elements per thread, gives the CPU layer's output and
+// mask element for element, pass after pass, for sizes that do not fill the last group.
+TEST(CudaBodies, DropoutBodyDrawsTheCpuLayersMask) {
   Rng rng(3);
   for (const int64_t n : {1, 17, 1023}) {
-    const std::vector<float> input = random_vector(n, rng);
-    std::vector<float> mask(static_cast<size_t>(n)), cpu(static_cast<size_t>(n)), body(static_cast<size_t>(n));
-    Rng mask_rng(n);
-    kernels::dropout_mask(mask.data(), mask_rng, 0.3f, n);
-    kernels::apply_mask(cpu.data(), input.data(), mask.data(), n);
-    for (int64_t i = 0; i < n; ++i) apply_mask_at(i, body.data(), input.data(), mask.data());
-    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(body[i], cpu[i]) << i;
+    Dropout layer(0.3f);
+    layer.configure({n});
+    layer.reseed(1000 + static_cast<uint64_t>(n));
+    for (uint64_t call = 0; call < 3; ++call) {
+      Tensor input({1, n});
+      for (float& x : input.span()) x = rng.normal();
+      const Tensor& cpu = layer.forward(input, Mode::Train);
+      Tensor ones({1, n});
+      ones.fill(1.0f);
+      const Tensor& cpu_mask = layer.backward(ones);  // the gradient of ones is the mask
+      std::vector<float> out(static_cast<size_t>(n)), mask(static_cast<size_t>(n));
+      const DropoutDraw draw{.seed = 1000 + static_cast<uint64_t>(n), .call = call, .probability = 0.3f};
+      for (int64_t g = 0; g < dropout_groups(n); ++g) dropout_forward_group_at(g, out.data(), mask.data(), input.data(), n, draw);
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(out[i], cpu.data()[i]) << "n " << n << " call " << call << " element " << i;
+        ASSERT_EQ(mask[i], cpu_mask.data()[i]) << "n " << n << " call " << call << " element " << i;
+      }
+      std::vector<float> backward(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) apply_mask_at(i, backward.data(), input.data(), mask.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(backward[i], out[i]) << i;
+    }
   }
+}
+
+// Keep rate and scale at several probabilities, in every lane of the four a draw gives; passes,
+// seeds and groups past 2^32 elements draw afresh.
+TEST(CudaBodies, DropoutMasksKeepTheRateInEveryLaneAndDifferByPassSeedAndGroup) {
+  const int64_t n = 400'000;
+  std::vector<float> in(static_cast<size_t>(n), 1.0f), out(in.size()), mask(in.size());
+  for (const float p : {0.1f, 0.5f, 0.9f}) {
+    const DropoutDraw draw{.seed = 77, .call = 5, .probability = p};
+    for (int64_t g = 0; g < dropout_groups(n); ++g) dropout_forward_group_at(g, out.data(), mask.data(), in.data(), n, draw);
+    int64_t dropped[4] = {0, 0, 0, 0};
+    for (int64_t i = 0; i < n; ++i) {
+      if (mask[i] == 0.0f) {
+        ++dropped[i % 4];
+      } else {
+        ASSERT_FLOAT_EQ(mask[i], 1.0f / (1.0f - p)) << i;
+      }
+    }
+    // Binomial(n / 4, p) per lane: 5 standard deviations.
+    const double lane = static_cast<double>(n / 4), sigma = std::sqrt(p * (1.0 - p) / lane);
+    for (int l = 0; l < 4; ++l) EXPECT_NEAR(dropped[l] / lane, p, 5 * sigma) << "p " << p << " lane " << l;
+  }
+  auto bits = [](uint64_t seed, uint64_t call, int64_t group) {
+    const Philox4x32 b = dropout_bits({.seed = seed, .call = call, .probability = 0.5f}, group);
+    return std::vector<uint32_t>(b.word, b.word + 4);
+  };
+  EXPECT_EQ(bits(1, 2, 3), bits(1, 2, 3));
+  EXPECT_NE(bits(1, 2, 3), bits(1, 3, 3));                      // the next pass
+  EXPECT_NE(bits(1, 2, 3), bits(2, 2, 3));                      // another layer's seed
+  EXPECT_NE(bits(1, 2, 3), bits(1, 2, (int64_t{1} << 32) + 3));  // the group's high word counts
+  EXPECT_NE(bits(1, 2, 3), bits(1ull << 32 | 1, 2, 3));          // and the seed's
+  EXPECT_NE(bits(1, 2, 3), bits(1, 2ull << 32 | 2, 3));          // and the pass's
 }
 
 TEST(CudaBodies, ScaleTurnsASumIntoAMean) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "core/cuda/register.h"
@@ -62,6 +63,49 @@ TEST(Device, NamesAreCheckedAndCpuIsTheHost) {
     EXPECT_NE(std::string(error.what()).find("blueprint.yaml: device: unknown device 'tpu'; expected one of cpu, cuda"),
               std::string::npos) << error.what();
   }
+}
+
+TEST(Device, PrecisionsAreNamedAndTheHostHasFp32Only) {
+  EXPECT_EQ(parse_precision("fp32", "precision"), Precision::Fp32);
+  EXPECT_EQ(parse_precision("tf32", "precision"), Precision::Tf32);
+  EXPECT_EQ(precision_name(Precision::Tf32), "tf32");
+  try {
+    parse_precision("fp16", "--precision");
+    FAIL() << "fp16 accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("--precision: unknown precision 'fp16'; expected one of fp32, tf32"),
+              std::string::npos) << error.what();
+  }
+  EXPECT_EQ(open_device("cpu", 0, Precision::Fp32), nullptr);
+  try {
+    open_device("cpu", 0, Precision::Tf32);
+    FAIL() << "tf32 accepted on the cpu";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("precision: 'tf32' is not available on device 'cpu', which computes in "
+                                             "fp32 only"),
+              std::string::npos) << error.what();
+  }
+}
+
+// A backend is opened with the run's precision: a stand-in registered as `cuda` records what its
+// factory was given (the real backend is registered again afterwards).
+TEST(Device, TheBackendIsOpenedWithThePrecision) {
+  struct Opened {
+    int local_rank = -1;
+    std::optional<Precision> precision;
+  } opened;
+  register_device_backends();
+  DeviceFactory real = register_device("cuda", [&opened](int local_rank, Precision precision) {
+    opened = {local_rank, precision};
+    return std::unique_ptr<DeviceBackend>(std::make_unique<HostTwinBackend>());
+  });
+  const auto tf32 = open_device("cuda", 3, Precision::Tf32);
+  EXPECT_EQ(opened.local_rank, 3);
+  EXPECT_EQ(opened.precision, Precision::Tf32);
+  open_device("cuda", 0);
+  EXPECT_EQ(opened.precision, Precision::Fp32);  // the default
+  register_device("cuda", std::move(real));
+  EXPECT_EQ(tf32->precision(), Precision::Fp32) << "a backend that does not say otherwise computes in fp32";
 }
 
 // Without the CUDA build, or without a GPU, `cuda` is an InputError saying which.

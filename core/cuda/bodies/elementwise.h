@@ -1,6 +1,5 @@
 #pragma once
-// Elementwise glue, one element per index: dropout's mask (drawn by the host's generator, as on
-// the CPU, so both devices drop the same units) applied forward and backward, the scaling that
+// Elementwise glue, one element per index: dropout's mask (dropout.h) applied backward, the scaling that
 // turns a summed gradient into a mean, and a residual block's join (core/layers/residual_join.h).
 #include <stdint.h>
 
