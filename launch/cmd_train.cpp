@@ -238,8 +238,9 @@ void print_warnings(const std::filesystem::path& run_dir) {
 }
 
 void print_results(const Blueprint& bp, const RunSummary& summary, const Model& model, const RunReports& reports) {
+  const nlohmann::json& torch = summary.provenance.engine;  // its settings line names the profile
   const std::string engine = bp.engine == "pytorch"
-                                 ? fmt::format("engine pytorch {}", summary.provenance.engine.value("torch", ""))
+                                 ? fmt::format("engine pytorch {} [{}]", torch.value("torch", ""), torch.value("settings", ""))
                                  : fmt::format("BLAS core {} ({})", blas::core_name(), blas::core_selection());
   fmt::print("\n{} on {} — {} worker(s), transport {}, {}, {} threads per worker{}\n", model.name(), bp.data.path,
              summary.world, bp.transport, engine, blas::threads(),
@@ -373,7 +374,9 @@ void run_torch_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary&
   TorchWorker torch(torch_worker_setup(bp, *s.model, *s.data.train, rank, world, blas::threads(), init_method,
                                        reports.run().path()));
   sampler.count_as_own(torch.pid());
-  summary.provenance.engine = {{"name", "pytorch"}, {"torch", torch.ready().value("torch", "")}};
+  summary.provenance.engine = {{"name", "pytorch"}, {"torch", torch.ready().value("torch", "")},
+                               {"profile", bp.pytorch.profile}, {"ddp_hook", bp.pytorch.ddp_hook},
+                               {"settings", torch.ready().value("settings", "")}};
   if (world > 1) worker.channel->barrier();
   reports.training_started();
   summary.startup_seconds = program_age_seconds();

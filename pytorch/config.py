@@ -13,6 +13,9 @@ from typing import Any, Dict, List, Mapping
 MODELS = ("mlp", "lenet5", "alexnet", "vgg16", "resnet18", "resnet50")
 FORMATS = ("idx", "cifar10", "cifar100")
 TRANSPORTS = ("none", "ddp")
+PROFILES = ("matched", "defaults")  # parity.py says what each sets
+PRECISIONS = ("fp32", "tf32")
+DDP_HOOKS = ("timed", "builtin")  # timed: each bucket's allreduce through phases.py's hook
 
 
 class ConfigError(ValueError):
@@ -51,6 +54,9 @@ class WorkerConfig:
     timeout_s: float
     save_weights_path: str
     trace_steps: int
+    profile: str = "matched"
+    ddp_hook: str = "timed"
+    precision: str = "fp32"
     extra: Dict[str, Any] = field(default_factory=dict)
 
 
@@ -150,6 +156,12 @@ def parse_config(raw: Mapping[str, Any]) -> WorkerConfig:
     init_method = top.string("init_method", default="")
     if transport == "ddp" and world > 1 and not init_method:
         top.fail("init_method", init_method, "an address such as tcp://127.0.0.1:29500 for a world of 2 or more")
+    # pytorch: the engine's own keys (blueprint pytorch.profile, pytorch.ddp_hook), optional.
+    engine = top.child("pytorch") if "pytorch" in raw else _Reader({}, "pytorch.")
+    # precision is the run's (blueprint precision:), optional for configs written before it.
+    precision = top.string("precision", PRECISIONS, default="fp32")
+    if precision == "tf32" and top.string("device", default="cpu") == "cpu":
+        top.fail("precision", precision, "fp32 on the cpu (tf32 needs a GPU: the CPU computes in fp32 only)")
     config = WorkerConfig(
         model=top.string("model", MODELS), input=[int(s) for s in shape], classes=top.integer("classes", 1),
         batch=top.integer("batch", 1), epochs=top.integer("epochs", 1), max_steps=top.integer("max_steps", 0, default=0),
@@ -158,7 +170,8 @@ def parse_config(raw: Mapping[str, Any]) -> WorkerConfig:
         transport=transport, bucket_mb=top.number("bucket_mb", 0.0, default=25.0), init_method=init_method,
         iface=top.string("iface", default=""), timeout_s=top.number("timeout_s", 0.0, default=60.0, exclusive=True),
         save_weights_path=top.string("save_weights_path", default=""),
-        trace_steps=top.integer("trace_steps", 0, default=0))
+        trace_steps=top.integer("trace_steps", 0, default=0), profile=engine.string("profile", PROFILES, "matched"),
+        ddp_hook=engine.string("ddp_hook", DDP_HOOKS, "timed"), precision=precision)
     return config
 
 

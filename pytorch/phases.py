@@ -1,14 +1,19 @@
 """One training step split into dtbench's phases, and the DDP hook that times communication.
 
-  load      index the in-memory arrays, normalise, make the tensors
+  load      the batch: indexing the in-memory arrays, normalising, making the tensors (made in
+            the step), or the wait for the prefetch thread to have made it (parity.py)
   forward   the model's forward and the loss (with the batch's correct count, as dtbench's loss)
   backward  autograd's computation: from its start to the moment the last gradient bucket is
             handed to communication (with no buckets: until backward() returns)
   comm      communication not hidden behind backward: from that last hand-over until backward()
             returns (DDP waits there for every bucket's allreduce)
-  update    optimizer.step() and zero_grad()
-  other     the rest of the step: total minus the above
+  update    optimizer.step(), and zero_grad() where the profile zeroes inside the update (parity.py)
+  other     from the end of the previous step to this one's load: the previous step's event being
+            written and, where the profile zeroes outside the update, the gradients dropped
   total     from the end of the previous step (the epoch's start for its first) to this one's end
+Every phase is measured from its own clock reads, none is what is left of the step: so the phases
+summing to the total is a check (tests/launch/test_cli_pytorch.cpp, pytorch/tests) that fails when
+a phase is lost or counted twice on its way to the report, instead of one that holds by definition.
 comm_total is the sum over buckets of each bucket's allreduce time, hidden or not, as dtbench's
 comm_total: from when gloo could start it (its hand-over, or the previous bucket's completion if
 later: gloo runs one collective at a time) to its completion. bucket_spans gives each bucket's
@@ -80,8 +85,8 @@ class StepPhases:
 def split_step(start: float, load_start: float, forward_start: float, backward_start: float,
                backward_end: float, step_end: float, buckets: Optional[BucketTimes]) -> StepPhases:
     """The phases from the step's clock reads and its buckets' times (None: no communication).
-    `start` is the previous step's end; the gap before `load_start` (the previous step's event
-    being written) is part of other. The update runs from backward_end to step_end."""
+    `start` is the previous step's end; other runs from it to `load_start`. The update runs from
+    backward_end to step_end."""
     backward_compute_end = backward_end
     comm_total, count, spans = 0.0, 0, []
     if buckets is not None:
@@ -99,11 +104,11 @@ def split_step(start: float, load_start: float, forward_start: float, backward_s
             comm_total += done - begun
             spans.append([given - backward_start, begun - backward_start, done - backward_start, size])
             previous_done = done
+    other = load_start - start
     load = forward_start - load_start
     forward = backward_start - forward_start
     backward = backward_compute_end - backward_start
     comm = backward_end - backward_compute_end
     update = step_end - backward_end
     total = step_end - start
-    other = max(0.0, total - load - forward - backward - comm - update)
     return StepPhases(load, forward, backward, comm, update, other, total, comm_total, count, spans)

@@ -26,46 +26,26 @@ from typing import Any, Dict, List
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def limit_blas_threads(argv: List[str]) -> None:
-    """Debian's torch calls OpenBLAS (through libblas.so.3) for linear layers, and
-    torch.set_num_threads does not reach OpenBLAS's own thread pool, which OpenBLAS sizes from
-    OPENBLAS_NUM_THREADS when it loads: so the config's thread count is read here, before torch
-    is imported (config.py checks it properly later). An OPENBLAS_NUM_THREADS already set wins."""
-    if "OPENBLAS_NUM_THREADS" in os.environ or "--input" not in argv[:-1]:
+import parity  # noqa: E402 - needs the path above; imports no torch
+
+
+def prepare_before_torch(argv: List[str]) -> None:
+    """The parity settings that must be in place before torch is imported (the thread variables
+    OpenMP and OpenBLAS read when torch loads them, the allocator), from config.json read here:
+    config.py checks it properly later, and a config it refuses changes nothing here."""
+    if "--input" not in argv[:-1]:
         return
     try:
         with open(os.path.join(argv[argv.index("--input") + 1], "config.json")) as f:
-            threads = json.load(f).get("threads", 0)
-    except (OSError, ValueError, AttributeError):
+            raw = json.load(f)
+        chosen = parity.settings(raw.get("pytorch", {}).get("profile", "matched"), raw.get("threads", 0),
+                                 raw.get("precision", "fp32"))
+    except (OSError, ValueError, AttributeError, TypeError):
         return
-    if isinstance(threads, int) and not isinstance(threads, bool) and threads > 0:
-        os.environ["OPENBLAS_NUM_THREADS"] = str(threads)
+    parity.prepare(chosen)
 
 
-limit_blas_threads(sys.argv)
-
-
-def keep_freed_memory() -> None:
-    """glibc's malloc hands large blocks back to the kernel when they are freed (mmap'd blocks,
-    heap trimming) and takes them back, page by page, when they are allocated again: every step
-    allocates and frees the same activations, and a freshly allocated 800 KB batch was seen taking
-    10 ms instead of 0.3. Keeping freed memory in the heap, as a caching allocator (jemalloc,
-    tcmalloc, which PyTorch's CPU tuning guide suggests) does, makes the allocations cheap; dtbench's
-    engine reuses its buffers the same way. An environment that sets MALLOC_* itself wins."""
-    if any(key.startswith("MALLOC_") for key in os.environ):
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6")
-        m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's malloc.h
-        libc.mallopt(m_mmap_threshold, 32 * 2**20)  # glibc's largest: blocks up to 32 MB from the heap
-        libc.mallopt(m_trim_threshold, 2**30)  # return freed heap to the kernel only past 1 GB
-    except (OSError, AttributeError):
-        pass  # not glibc: its allocator as it is
-
-
-keep_freed_memory()
+prepare_before_torch(sys.argv)
 
 
 def end_with_dtbench() -> None:
@@ -99,6 +79,7 @@ try:
     import models
     import optim
     import phases
+    import prefetch
     import weights
     IMPORT_ERROR: ImportError | None = None
 except ImportError as missing:  # reported as an event, so dtbench can say which python lacks torch
@@ -158,9 +139,8 @@ class Worker:
         except config_module.ConfigError as error:
             raise InputError(str(error)) from None
         cfg = self.config
-        # Inter-op threads first: torch fixes them once any parallel work has run.
-        torch.set_num_interop_threads(1)
-        torch.set_num_threads(cfg.threads if cfg.threads > 0 else len(os.sched_getaffinity(0)))
+        self.parity = parity.settings(cfg.profile, cfg.threads, cfg.precision)
+        parity.apply(self.parity, torch)
         torch.manual_seed(cfg.seed)  # dropout's masks (AlexNet); the weights come from dtbench
 
         self.model = self._build_model()
@@ -270,14 +250,16 @@ class Worker:
         dist._DEFAULT_FIRST_BUCKET_BYTES = int(bucket_mb * 2**20)
         # No buffer broadcast: dtbench keeps each worker's batch-norm statistics its own.
         self.net = nn.parallel.DistributedDataParallel(self.model, bucket_cap_mb=bucket_mb, broadcast_buffers=False)
-        self.buckets = phases.BucketTimes()
-        self.net.register_comm_hook(self.buckets, phases.timed_allreduce_hook)
+        if cfg.ddp_hook == "timed":  # builtin: DDP's own allreduce, its buckets untimed (docs/engines.md)
+            self.buckets = phases.BucketTimes()
+            self.net.register_comm_hook(self.buckets, phases.timed_allreduce_hook)
 
     # --- training -----------------------------------------------------------------------------
 
     def run(self) -> None:
         cfg = self.config
         self.events.send("ready", torch=torch.__version__, threads=torch.get_num_threads(),
+                         profile=self.parity.profile, settings=self.parity.line(), ddp_hook=cfg.ddp_hook,
                          parameters=sum(p.numel() for p in self.model.parameters()), epochs=len(self.orders),
                          steps=self._planned_steps())
         global_step = 0
@@ -303,22 +285,28 @@ class Worker:
         epoch_start = phases.now()
         previous_end = epoch_start
         loss_sum, correct_sum, images = 0.0, 0, 0
-        for step in range(steps):
-            if cfg.max_steps > 0 and global_step >= cfg.max_steps:
-                break
-            start = previous_end
+        if cfg.max_steps > 0:
+            steps = max(0, min(steps, cfg.max_steps - global_step))
+        crops = self.crops.get(epoch)
+
+        def make(step: int):
             batch = slice(step * cfg.batch, (step + 1) * cfg.batch)
-            crops = self.crops[epoch][batch] if self.crops else None
-            loss, correct, count, times, previous_end = self._step(order[batch], crops, start, epoch, global_step)
-            loss_sum += loss * count
-            correct_sum += correct
-            images += count
-            self.events.send("step", epoch=epoch, step=global_step, load=times.load, forward=times.forward,
-                             backward=times.backward, comm=times.comm, update=times.update, other=times.other,
-                             total=times.total, comm_total=times.comm_total, buckets=times.buckets,
-                             bucket_spans=times.bucket_spans, loss=loss,
-                             correct=correct, images=count, start_unix_s=self.clock.unix(start))
-            global_step += 1
+            indices = order[batch]
+            x = torch.from_numpy(self.train_batches.images(indices, crops[batch] if crops is not None else None))
+            return x, torch.from_numpy(self.train_batches.labels(indices))
+
+        batches = prefetch.Batches(make, range(steps), self.parity.prefetch)
+        try:
+            for _ in range(steps):
+                start = previous_end
+                loss, correct, count, times, previous_end = self._step(batches, start, epoch, global_step)
+                loss_sum += loss * count
+                correct_sum += correct
+                images += count
+                self._send_step(epoch, global_step, loss, correct, count, times, start)
+                global_step += 1
+        finally:
+            batches.close()
         steps_end = previous_end
         test_loss, test_accuracy, test_samples = self._evaluate()
         end = phases.now()
@@ -329,12 +317,23 @@ class Worker:
                          train_accuracy=correct_sum / images if images else 0.0, images=images)
         return global_step
 
-    def _step(self, indices: np.ndarray, crops: np.ndarray | None, start: float, epoch: int, global_step: int):
+    def _send_step(self, epoch: int, global_step: int, loss: float, correct: int, count: int,
+                   times: phases.StepPhases, start: float) -> None:
+        self.events.send("step", epoch=epoch, step=global_step, load=times.load, forward=times.forward,
+                         backward=times.backward, comm=times.comm, update=times.update, other=times.other,
+                         total=times.total, comm_total=times.comm_total, buckets=times.buckets,
+                         bucket_spans=times.bucket_spans, loss=loss,
+                         correct=correct, images=count, start_unix_s=self.clock.unix(start))
+
+    def _step(self, batches: prefetch.Batches, start: float, epoch: int, global_step: int):
         if self.buckets is not None:
             self.buckets.clear()
+        if not self.parity.zero_in_update:
+            # Dropped, not zeroed: backward writes the gradients anew, as dtbench's backward
+            # overwrites its gradient arena; the time goes to other, before the load.
+            self.optimizer.zero_grad(set_to_none=True)
         load_start = phases.now()
-        x = torch.from_numpy(self.train_batches.images(indices, crops))
-        y = torch.from_numpy(self.train_batches.labels(indices))
+        x, y = batches.next()
         forward_start = phases.now()
         logits = self.net(x)
         loss = F.cross_entropy(logits, y)  # softmax cross-entropy, the mean over the batch
@@ -347,11 +346,12 @@ class Worker:
         loss.backward()
         backward_end = phases.now()
         self.optimizer.step()
-        self.optimizer.zero_grad(set_to_none=False)
+        if self.parity.zero_in_update:
+            self.optimizer.zero_grad(set_to_none=False)  # torch 1.13's default, as its users' loops
         step_end = phases.now()
         times = phases.split_step(start, load_start, forward_start, backward_start, backward_end, step_end,
                                   self.buckets)
-        return loss_value, correct, int(indices.size), times, step_end
+        return loss_value, correct, int(y.numel()), times, step_end
 
     def _evaluate(self):
         """The test set as dtbench evaluates it: in file order, batches of min(batch, samples)."""

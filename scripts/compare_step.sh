@@ -5,9 +5,11 @@
 #                           [--input CxHxW] [MODEL ...]
 #
 # For each model (default: mlp lenet5 resnet18) runs `dtbench bench step` and
-# scripts/torch_step_bench.py, one model per process (so that peak RSS is that model's own),
-# alternating between the two, and prints step ms of each, the ratio torch/dtbench (>1: dtbench
-# is faster) and each peak RSS. Defaults: batch 64, threads = nproc, 20 timed steps after 3
+# scripts/torch_step_bench.py under both of pytorch/parity.py's profiles — defaults (PyTorch as its
+# users run it) and matched (dtbench's thread pools, zeroing outside the update, fp32) — one model
+# per process (so that peak RSS is that model's own), alternating between the three, and prints
+# step ms of each, the ratios torch/dtbench (>1: dtbench is faster) and each peak RSS, under a
+# header that states each profile's settings. Defaults: batch 64, threads = nproc, 20 timed steps after 3
 # warm-up, device cpu (cuda: both on the first GPU), each model's own input (`dtbench models`;
 # --input 3x32x32 gives every model that shape, e.g. LeNet-5 on CIFAR). DTBENCH names the dtbench
 # binary (default build/dtbench); TORCH_PYTHON the interpreter with torch (default
@@ -25,7 +27,7 @@ device=cpu
 input=""
 models=()
 
-usage() { sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -49,19 +51,31 @@ done
 # The row of MODEL in a bench table: "step_ms peak_mib" (columns 6 and 8).
 row() { awk -v m="$1" '$1 == m { print $6, $8; found = 1 } END { exit !found }'; }
 
+profiles=(defaults matched)
 echo "batch $batch, $threads threads, device $device, input ${input:-as listed by dtbench models}, median of $steps steps after $warmup warm-up"
-printf '%-10s %16s %14s %12s %14s %12s\n' model "dtbench step ms" "torch step ms" "torch/dtb" \
-  "dtbench MiB" "torch MiB"
+echo "dtbench: its engine, $threads threads, fp32"
+# Each profile's settings, as torch_step_bench.py states them (a line of its header).
+for profile in "${profiles[@]}"; do
+  "$python" -c 'import sys; sys.path.insert(0, sys.argv[1]); import parity
+print(parity.settings(sys.argv[2], int(sys.argv[3])).line())' "$root/pytorch" "$profile" "$threads"
+done
+printf '%-10s %10s %12s %12s %10s %10s %11s %12s %12s\n' model "dtbench ms" "defaults ms" "matched ms" \
+  "defaults/d" "matched/d" "dtbench MiB" "defaults MiB" "matched MiB"
 for model in "${models[@]}"; do
   common=(--model "$model" --batch "$batch" --threads "$threads" --steps "$steps" --warmup "$warmup"
           --device "$device")
   [[ -z "$input" ]] || common+=(--input "$input")
   d_out="$("$dtbench" bench step "${common[@]}")" ||
     { echo "compare_step.sh: dtbench failed on $model" >&2; exit 1; }
-  t_out="$("$python" "$root/scripts/torch_step_bench.py" "${common[@]}")" ||
-    { echo "compare_step.sh: torch_step_bench.py failed on $model" >&2; exit 1; }
   read -r d_ms d_mib < <(row "$model" <<<"$d_out")
-  read -r t_ms t_mib < <(row "$model" <<<"$t_out")
-  ratio="$(awk -v t="$t_ms" -v d="$d_ms" 'BEGIN { printf "%.2f", t / d }')"
-  printf '%-10s %16s %14s %12s %14s %12s\n' "$model" "$d_ms" "$t_ms" "$ratio" "$d_mib" "$t_mib"
+  t_ms=() t_mib=() ratios=()
+  for profile in "${profiles[@]}"; do
+    t_out="$("$python" "$root/scripts/torch_step_bench.py" "${common[@]}" --profile "$profile")" ||
+      { echo "compare_step.sh: torch_step_bench.py --profile $profile failed on $model" >&2; exit 1; }
+    read -r ms mib < <(row "$model" <<<"$t_out")
+    t_ms+=("$ms") t_mib+=("$mib")
+    ratios+=("$(awk -v t="$ms" -v d="$d_ms" 'BEGIN { printf "%.2f", t / d }')")
+  done
+  printf '%-10s %10s %12s %12s %10s %10s %11s %12s %12s\n' "$model" "$d_ms" "${t_ms[0]}" "${t_ms[1]}" \
+    "${ratios[0]}" "${ratios[1]}" "$d_mib" "${t_mib[0]}" "${t_mib[1]}"
 done

@@ -6,25 +6,27 @@ as the PyTorch engine does (pytorch/models.py: layer for layer, name for name; t
 counts are checked against those `dtbench models` prints) and times one training step the way launch/cmd_bench.cpp does: random normal input of
 the model's default shape, random labels, cross-entropy, SGD lr 0.01 momentum 0.9, train mode;
 warm-up steps first, then the median over the timed steps of forward (with the loss), backward
-and update, each timed on its own. Gradients are cleared (set to None) before each forward,
-outside the timed region.
+and update, each timed on its own. PyTorch is set up as pytorch/parity.py's profile says, as the
+engine is: `--profile matched` (dtbench's thread pools, gradients dropped before the forward,
+outside the timed update, fp32) or `--profile defaults` (library defaults but the thread count,
+zero_grad() after the optimizer's step, inside the timed update). The batch is made once, as
+bench step's, so the profile's loader has nothing to do here.
 
 Run it with Debian's interpreter, which has python3-torch:
-    /usr/bin/python3 scripts/torch_step_bench.py --model resnet18 --batch 64 --threads 2
+    /usr/bin/python3 scripts/torch_step_bench.py --model resnet18 --batch 64 --threads 2 --profile matched
 """
 import argparse
 import os
 import resource
-import statistics
 import sys
 import time
 
-import torch
-from torch import nn
-
-# The PyTorch engine's architectures (pytorch/models.py), the ones `--set engine=pytorch` trains.
+# The PyTorch engine's architectures (pytorch/models.py), the ones `--set engine=pytorch` trains,
+# and its parity settings, which must be applied before torch is imported (main does).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "pytorch"))
-import models  # noqa: E402
+import parity  # noqa: E402
+
+torch = nn = models = None  # imported by main, after parity.prepare
 
 # The default input of each model (as `dtbench models` lists it) and its parameter count there,
 # with 10 classes.
@@ -98,14 +100,18 @@ def bench_one_model(name, args):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
     forward, backward, update = [], [], []
+    zero_in_update = args.settings.zero_in_update
     for step in range(args.warmup + args.steps):
-        optimizer.zero_grad(set_to_none=True)
+        if not zero_in_update:
+            optimizer.zero_grad(set_to_none=True)  # dropped, outside the timed step
         t0 = now()
         loss = criterion(model(images), labels)
         t1 = now()
         loss.backward()
         t2 = now()
         optimizer.step()
+        if zero_in_update:
+            optimizer.zero_grad(set_to_none=False)  # torch 1.13's default, timed with the update
         t3 = now()
         if step < args.warmup:
             continue
@@ -133,6 +139,18 @@ def parse_shape(text):
     return shape
 
 
+def import_torch(settings):
+    """torch, after what must precede it (parity.prepare); the modules that need it with it."""
+    global torch, nn, models
+    parity.prepare(settings)
+    import torch as torch_module
+    from torch import nn as nn_module
+
+    import models as models_module
+    torch, nn, models = torch_module, nn_module, models_module
+    parity.apply(settings, torch)
+
+
 def main():
     parser = argparse.ArgumentParser(
         description="PyTorch reference for `dtbench bench step`: forward, backward and update "
@@ -145,24 +163,35 @@ def main():
     parser.add_argument("--steps", type=int, default=20, help="timed steps; the median is reported (default 20)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps first (default 3)")
     parser.add_argument("--threads", type=int, default=0,
-                        help="torch.set_num_threads (0 or absent: os.cpu_count())")
+                        help="threads (0 or absent: os.cpu_count()); which pools get them is the profile's")
+    parser.add_argument("--profile", default="matched", choices=parity.PROFILES,
+                        help="pytorch/parity.py: matched (dtbench's settings, the default) or defaults "
+                             "(PyTorch's own but the thread count)")
+    parser.add_argument("--precision", default="", choices=parity.PRECISIONS,
+                        help="fp32 or tf32 (tf32: cuda only); default: the profile's (matched fp32, "
+                             "defaults torch's own)")
     parser.add_argument("--classes", type=int, default=10, help="number of classes (default 10)")
     parser.add_argument("--input", default="", help="input shape CxHxW (default: the model's own)")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                         help="cpu, or cuda: the first GPU, each phase ended by torch.cuda.synchronize")
     args = parser.parse_args()
-    if args.device == "cuda" and not torch.cuda.is_available():
-        parser.error("--device cuda: this torch sees no usable CUDA device")
-    if args.model != "all" and args.model not in models.BUILDERS:
+    if args.model != "all" and args.model not in MODELS:
         parser.error(f"unknown model '{args.model}'; valid models: {', '.join(MODELS)}, all")
     if args.batch < 1 or args.steps < 1 or args.warmup < 0 or args.threads < 0 or args.classes < 1:
         parser.error("--batch, --steps and --classes must be positive; --warmup and --threads non-negative")
+    try:
+        args.settings = parity.settings(args.profile, args.threads or os.cpu_count() or 1, args.precision,
+                                        args.device)
+    except parity.ParityError as error:
+        parser.error(f"--precision {args.precision} on --device {args.device}: {error}")
+    import_torch(args.settings)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: this torch sees no usable CUDA device")
 
-    threads = args.threads or os.cpu_count() or 1
-    torch.set_num_threads(threads)
     torch.manual_seed(1)
     where = torch.cuda.get_device_name(0) if args.device == "cuda" else f"{torch.get_num_threads()} threads"
     print(f"PyTorch {torch.__version__}, {where}; median of {args.steps} steps after {args.warmup} warm-up")
+    print(f"{args.settings.line()} (loader unused: one batch, made once)")
     print(f"{'model':<10} {'batch':>6} {'forward ms':>11} {'backward ms':>12} {'update ms':>10} "
           f"{'step ms':>10} {'images/s':>10} {'peak RSS MiB':>12}", flush=True)
     for name in MODELS:

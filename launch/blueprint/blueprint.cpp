@@ -233,7 +233,7 @@ void read_data_and_optimizer(Section& top, const std::string& source, Blueprint&
 
 }
 
-// comm:, ps:, straggler:, profile:, eval: and save_weights.
+// comm:, ps:, straggler:, profile:, eval:, pytorch: and save_weights.
 void read_comm_and_servers(Section& top, const std::string& source, Blueprint& bp) {
   Section comm(top.child("comm"), source, "comm");
   comm.read("bucket_mb", bp.comm.bucket_mb);
@@ -271,6 +271,10 @@ void read_comm_and_servers(Section& top, const std::string& source, Blueprint& b
   Section eval(top.child("eval"), source, "eval");
   eval.read("max_samples", bp.eval_max_samples);
   eval.reject_unknown();
+  Section pytorch(top.child("pytorch"), source, "pytorch");
+  pytorch.read("profile", bp.pytorch.profile);
+  pytorch.read("ddp_hook", bp.pytorch.ddp_hook);
+  pytorch.reject_unknown();
 
 }
 
@@ -298,6 +302,8 @@ void check_ranges(const Blueprint& bp, const std::string& source) {
           fmt::format("{}", bp.straggler.delay_ms));
   require_one_of(source, "comm.ring_path", bp.comm.ring_path, {"auto", "shm", "messages"});
   require_one_of(source, "engine", bp.engine, {"dtbench", "pytorch"});
+  require_one_of(source, "pytorch.profile", bp.pytorch.profile, {"matched", "defaults"});
+  require_one_of(source, "pytorch.ddp_hook", bp.pytorch.ddp_hook, {"timed", "builtin"});
   if (bp.engine == "pytorch") {
     if (bp.transport != "none" && bp.transport != "ddp") {
       fail_input("{}: key 'transport': '{}' is not one the pytorch engine has: none, ddp (DistributedDataParallel "

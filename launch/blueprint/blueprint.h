@@ -57,6 +57,12 @@ struct StragglerBlueprint {
   double delay_ms = 0.0;
 };
 
+// The PyTorch engine's own settings (engine: pytorch; pytorch/parity.py says what each sets).
+struct PytorchBlueprint {
+  std::string profile = "matched";  // matched (dtbench's threads, loader, zeroing, fp32) | defaults (PyTorch's own)
+  std::string ddp_hook = "timed";   // timed (each bucket timed by a Python hook) | builtin (DDP's own allreduce)
+};
+
 struct Blueprint {
   std::string name = "run";
   std::string model = "lenet5";
@@ -72,6 +78,7 @@ struct Blueprint {
   // Who trains: dtbench's own engine, or PyTorch (a Python worker per rank, pytorch/README.md),
   // whose transports are none and ddp (DistributedDataParallel over gloo).
   std::string engine = "dtbench";
+  PytorchBlueprint pytorch;
   CommBlueprint comm;
   PsBlueprint ps;
   StragglerBlueprint straggler;

@@ -59,6 +59,7 @@ RunContext run_context(const json& report) {
   c.cpu_model = lenient<std::string>(provenance, "cpu_model", "");
   c.blas_core = lenient<std::string>(provenance, "blas_core", "");
   c.commit = lenient<std::string>(provenance, "git_commit", "");
+  c.torch_settings = lenient<std::string>(member(provenance, "engine"), "settings", "");
   if (const auto host = lenient<std::string>(provenance, "hostname", ""); !host.empty()) c.hosts = {host};
   c.straggler_rank = lenient<int>(straggler, "rank", -1);
   c.straggler_delay_ms = lenient<double>(straggler, "delay_ms", 0.0);

@@ -20,6 +20,7 @@ struct RunContext {
   int threads = 0;             // BLAS threads per worker, as the run measured them
   int cores = 0;               // of rank 0's machine
   std::string cpu_model, blas_core, commit;
+  std::string torch_settings;  // the PyTorch engine's profile in one line (provenance.engine.settings); "" for dtbench's
   std::vector<std::string> hosts;  // each worker's host name by rank; rank 0's alone when the others' are unknown
   std::string link;            // an emulated cluster's link ("1gbit"), from report.json's network; empty: unknown
   bool emulated_cluster = false;  // its hosts are namespaces of one machine, which all their workers share

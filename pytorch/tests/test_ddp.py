@@ -16,7 +16,11 @@ from worker_input import TORCH_MISSING, idx_data, run_worker, start_worker, writ
 if not TORCH_MISSING:
     import numpy as np
 
-STEPS = 20
+STEPS = 10  # the first step's single bucket, then nine bucketed ones: enough to see both
+# How long a rank may wait for the other (gloo's rendezvous and collectives) and for its end: a
+# rank that imports torch while `ctest -j` builds beside it can start a minute after its peer, and
+# a wait that only ends a failed run may be long.
+PATIENCE_S = 300.0
 
 
 def free_port() -> int:
@@ -49,33 +53,51 @@ def run_world(directories: list) -> list:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=300)
+        thread.join(timeout=2 * PATIENCE_S)
     results = []
     for (process, events), rank_events in zip(started, collected):
         process.stdin.close()
-        results.append((process.wait(timeout=60), rank_events))
+        results.append((process.wait(timeout=PATIENCE_S), rank_events))
         events.close()
     return results
 
 
 @unittest.skipIf(TORCH_MISSING, TORCH_MISSING)
 class TwoWorkers(unittest.TestCase):
+    def world(self, tmp: str, data: dict, steps: int, **overrides) -> tuple:
+        """Two ranks of lenet5 over one address, batch 16, run to their end: (directories, results);
+        each rank saves its final weights as rank<r>.bin in `tmp`."""
+        address = f"tcp://127.0.0.1:{free_port()}"
+        directories = []
+        for rank in range(2):
+            directory, _ = write_input(
+                os.path.join(tmp, f"rank{rank}"), "lenet5", [1, 28, 28], 10, data, rank=rank, world=2,
+                train_size=2 * 16 * STEPS, batch=16, max_steps=steps, transport="ddp", init_method=address,
+                bucket_mb=0.05, timeout_s=PATIENCE_S, optimizer={"name": "sgd", "lr": 0.02, "momentum": 0.9},
+                save_weights_path=os.path.join(tmp, f"rank{rank}.bin"), **overrides)
+            directories.append(directory)
+        results = run_world(directories)
+        for rank, (status, events) in enumerate(results):
+            self.assertEqual(status, 0, f"rank {rank}: {events[-1]}")
+        return directories, results
+
+    def test_ddp_with_its_builtin_allreduce_keeps_both_ranks_identical_untimed(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            data = idx_data(write_idx_set(os.path.join(tmp, "idx"), 2 * 16 * STEPS, 16, seed=5))
+            _, results = self.world(tmp, data, 4, pytorch={"ddp_hook": "builtin"})
+            np.testing.assert_array_equal(np.fromfile(os.path.join(tmp, "rank0.bin"), dtype="<f4"),
+                                          np.fromfile(os.path.join(tmp, "rank1.bin"), dtype="<f4"))
+            for _, events in results:
+                self.assertEqual(events[0]["ddp_hook"], "builtin")
+                steps = [e for e in events if e["event"] == "step"]
+                self.assertEqual(len(steps), 4)
+                self.assertEqual({(s["buckets"], s["comm"], s["comm_total"]) for s in steps}, {(0, 0, 0)})
+
     def test_ddp_keeps_both_ranks_identical_and_times_its_buckets(self):
         with tempfile.TemporaryDirectory() as tmp:
             data_dir = write_idx_set(os.path.join(tmp, "idx"), 2 * 16 * STEPS, 16, seed=5)
             data = idx_data(data_dir)
-            address = f"tcp://127.0.0.1:{free_port()}"
-            directories = []
-            for rank in range(2):
-                directory, _ = write_input(
-                    os.path.join(tmp, f"rank{rank}"), "lenet5", [1, 28, 28], 10, data, rank=rank, world=2,
-                    train_size=2 * 16 * STEPS, batch=16, max_steps=STEPS, transport="ddp", init_method=address,
-                    bucket_mb=0.05, timeout_s=60.0, optimizer={"name": "sgd", "lr": 0.02, "momentum": 0.9},
-                    save_weights_path=os.path.join(tmp, f"rank{rank}.bin"))
-                directories.append(directory)
-            results = run_world(directories)
-            for rank, (status, events) in enumerate(results):
-                self.assertEqual(status, 0, f"rank {rank}: {events[-1]}")
+            directories, results = self.world(tmp, data, STEPS)
             rank0 = np.fromfile(os.path.join(tmp, "rank0.bin"), dtype="<f4")
             rank1 = np.fromfile(os.path.join(tmp, "rank1.bin"), dtype="<f4")
             np.testing.assert_array_equal(rank0, rank1)

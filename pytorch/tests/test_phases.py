@@ -31,6 +31,20 @@ class SplitStep(unittest.TestCase):
                 self.assertAlmostEqual(value, wanted)
         self.assertAlmostEqual(got.comm_total, 0.8 + 0.2)
 
+    def test_every_phase_is_its_own_span_so_their_sum_checks_the_step(self):
+        # other is the gap from the previous step's end to the load, measured, not what is left
+        # of the total: a phase lost on the way would leave the sum short of the total.
+        buckets = phases.BucketTimes()
+        buckets.handed += [1.0]
+        buckets.completed += [1.6]
+        buckets.sizes += [4]
+        got = phases.split_step(0.0, 0.25, 0.5, 0.75, 1.5, 2.0, buckets)
+        self.assertEqual((got.other, got.load, got.forward, got.backward, got.comm, got.update),
+                         (0.25, 0.25, 0.25, 0.25, 0.5, 0.5))
+        self.assertEqual(got.total, 2.0)
+        self.assertAlmostEqual(got.other + got.load + got.forward + got.backward + got.comm + got.update, got.total,
+                               delta=1e-12)
+
     def test_without_buckets_backward_runs_to_its_return_and_nothing_is_communicated(self):
         got = phases.split_step(0.0, 0.0, 0.1, 0.3, 0.9, 1.0, None)
         self.assertAlmostEqual(got.backward, 0.6)

@@ -67,6 +67,30 @@ class Worker(unittest.TestCase):
         self.assertEqual(events[-1]["weights_checksum"], f"{zlib.crc32(final):08x}")
         self.assertEqual(events[-1]["weights_path"], os.path.join(self.tmp.name, "run.bin"))
 
+    def test_both_profiles_train_the_same_weights_and_say_which_they_ran(self):
+        # Zeroed gradients inside the update or dropped before the forward, batches made in the
+        # step or ahead on a thread: the same batches, the same arithmetic, the same weights. The
+        # pools are sized alike from outside (OpenBLAS splits a product differently on 2 threads).
+        checksums = {}
+        saved = {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+        os.environ.update({name: "1" for name in saved})
+        self.addCleanup(lambda: [os.environ.pop(name) if value is None else os.environ.update({name: value})
+                                 for name, value in saved.items()])
+        for profile in ("defaults", "matched"):
+            directory, _ = self.input(f"profile-{profile}", pytorch={"profile": profile},
+                                      optimizer={"name": "sgd", "lr": 0.05, "momentum": 0.9})
+            status, events, stderr = run_worker(directory)
+            self.assertEqual(status, 0, stderr)
+            ready = events[0]
+            self.assertEqual(ready["profile"], profile)
+            self.assertTrue(ready["settings"].startswith(f"pytorch {profile}: threads 1,"), ready["settings"])
+            steps = [e for e in events if e["event"] == "step"]
+            self.assertEqual(len(steps), 6)
+            for step in steps:
+                self.assertAlmostEqual(sum(step[p] for p in PHASES), step["total"], delta=1e-9)
+            checksums[profile] = events[-1]["weights_checksum"]
+        self.assertEqual(checksums["defaults"], checksums["matched"])
+
     def test_max_steps_ends_inside_an_epoch_and_skips_the_rest(self):
         directory, _ = self.input("steps", epochs=3, max_steps=8)
         status, events, stderr = run_worker(directory)

@@ -109,6 +109,21 @@ TEST(Blueprint, WrongTypesAndRangesAreNamed) {
   EXPECT_NE(error_of("", {"novalue"}).find("key=value"), std::string::npos);
 }
 
+TEST(Blueprint, ThePytorchEnginesProfileAndHookAreReadAndChecked) {
+  const Blueprint plain = parse_blueprint("", "t.yaml", {});
+  EXPECT_EQ(plain.pytorch.profile, "matched");
+  EXPECT_EQ(plain.pytorch.ddp_hook, "timed");
+  const Blueprint set = parse_blueprint("engine: pytorch\n", "t.yaml", {"pytorch.profile=defaults",
+                                                                         "pytorch.ddp_hook=builtin"});
+  EXPECT_EQ(set.pytorch.profile, "defaults");
+  EXPECT_EQ(set.pytorch.ddp_hook, "builtin");
+  const std::string profile = error_of("pytorch: {profile: fast}\n");
+  EXPECT_NE(profile.find("key 'pytorch.profile': 'fast' is not one of matched, defaults"), std::string::npos) << profile;
+  const std::string hook = error_of("", {"pytorch.ddp_hook=none"});
+  EXPECT_NE(hook.find("key 'pytorch.ddp_hook': 'none' is not one of timed, builtin"), std::string::npos) << hook;
+  EXPECT_NE(error_of("pytorch: {threads: 2}\n").find("threads"), std::string::npos);
+}
+
 // yaml-cpp keeps both entries of a repeated key; the blueprint names the key and both lines.
 TEST(Blueprint, AKeySetTwiceIsAnErrorNamingBothLines) {
   const std::string top = error_of("model: mlp\nepochs: 2\nmodel: lenet5\n");

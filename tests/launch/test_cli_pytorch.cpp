@@ -48,8 +48,10 @@ TEST_F(CliPytorch, BothEnginesTrainTheSameWeightsFromTheSameStart) {
     const fs::path runs = root_ / ("steps-" + std::to_string(steps));
     const Outcome ours = dtbench("train" + lenet(data, steps) + " --set output=" + (runs / "dtbench").string());
     ASSERT_EQ(ours.exit_code, 0) << ours.output;
-    const Outcome torch = dtbench("train" + lenet(data, steps) + " --set engine=pytorch --set output=" +
-                                  (runs / "pytorch").string());
+    // Both profiles train the same weights (threads, loader and zeroing change no arithmetic here).
+    const std::string profile = steps == 1 ? "defaults" : "matched";
+    const Outcome torch = dtbench("train" + lenet(data, steps) + " --set engine=pytorch --set pytorch.profile=" +
+                                  profile + " --set output=" + (runs / "pytorch").string());
     ASSERT_EQ(torch.exit_code, 0) << torch.output;
     const fs::path a = testing::only_child(runs / "dtbench"), b = testing::only_child(runs / "pytorch");
     const double worst = largest_difference(read_weights(a / "weights.bin"), read_weights(b / "weights.bin"));
@@ -57,6 +59,11 @@ TEST_F(CliPytorch, BothEnginesTrainTheSameWeightsFromTheSameStart) {
     const auto theirs = read_json(b / "report.json");
     EXPECT_EQ(theirs["status"], "complete");
     EXPECT_EQ(theirs["provenance"]["engine"]["name"], "pytorch");
+    // The run states the profile, with its settings in one line, in report.json and in its summary.
+    EXPECT_EQ(theirs["provenance"]["engine"]["profile"], profile);
+    const std::string settings = theirs["provenance"]["engine"]["settings"].get<std::string>();
+    EXPECT_EQ(settings.rfind("pytorch " + profile + ": threads 1,", 0), 0u) << settings;
+    EXPECT_NE(torch.output.find(settings), std::string::npos) << torch.output;
     const auto& epoch = theirs["epochs"].at(0);
     EXPECT_EQ(epoch["steps"], steps);
     double phase_sum = 0.0;
@@ -130,6 +137,8 @@ TEST_F(CliPytorch, TwoDdpWorkersUnderMpirunEndWithIdenticalWeights) {
   const Outcome shown = dtbench("report " + run.string());
   ASSERT_EQ(shown.exit_code, 0) << shown.output;
   EXPECT_NE(shown.output.find("pytorch ddp x2"), std::string::npos) << shown.output;
+  // ... and the profile PyTorch ran under, in the report's provenance.
+  EXPECT_NE(testing::read_text(run / "report.md").find("pytorch matched: threads 1,"), std::string::npos);
 }
 
 // A sweep with the engine as an axis: results.json names each configuration's engine, and the
@@ -142,22 +151,35 @@ TEST_F(CliPytorch, ASweepOverEngineAndTransportRendersAVerdictComparingThem) {
                       << data.string() << "}\naxes:\n  configuration:\n"
                       << "    - {label: ring, engine: dtbench, transport: ring}\n"
                       << "    - {label: pytorch-ddp, engine: pytorch, transport: ddp}\n"
+                      << "    - {label: pytorch-ddp-defaults, engine: pytorch, transport: ddp, pytorch.profile: defaults}\n"
                       << "compare: {axis: configuration, baseline: ring, metric: step_ms}\n"
                       << "output: " << (root_ / "out").string() << "\n";
   const Outcome r = dtbench("sweep " + file.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto results = read_json(root_ / "out" / "engines" / "results.json");
-  ASSERT_EQ(results["configurations"].size(), 2u);
+  ASSERT_EQ(results["configurations"].size(), 3u);
   EXPECT_EQ(results["configurations"][0]["engine"], "dtbench");
-  EXPECT_EQ(results["configurations"][1]["engine"], "pytorch");
-  EXPECT_EQ(results["configurations"][1]["complete"], 1) << results["configurations"][1];
+  for (const int c : {1, 2}) {
+    EXPECT_EQ(results["configurations"][c]["engine"], "pytorch");
+    EXPECT_EQ(results["configurations"][c]["complete"], 1) << results["configurations"][c];
+  }
   const std::string report = testing::read_text(root_ / "out" / "engines" / "report" / "report.md");
   const size_t verdict = report.find("## Verdict");
   ASSERT_NE(verdict, std::string::npos) << report;
   const std::string findings = report.substr(verdict, report.find("\n## ", verdict + 1) - verdict);
   EXPECT_NE(findings.find("ring x2"), std::string::npos) << findings;
   EXPECT_NE(findings.find("pytorch ddp x2"), std::string::npos) << findings;
-  EXPECT_EQ(findings.find("@pytorch-ddp"), std::string::npos) << findings;
+  // "pytorch-ddp" is the label's own words, not said twice: every "@pytorch-ddp" is the defaults'.
+  const auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = findings.find(what); at != std::string::npos; at = findings.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("@pytorch-ddp"), count("@pytorch-ddp-defaults")) << findings;
+  // Two PyTorch rows, one per profile, and the report says what each profile set.
+  EXPECT_NE(findings.find("pytorch ddp x2 @pytorch-ddp-defaults"), std::string::npos) << findings;
+  EXPECT_NE(report.find("pytorch defaults: threads 1,"), std::string::npos) << report.substr(0, 2000);
+  EXPECT_NE(report.find("pytorch matched: threads 1,"), std::string::npos) << report.substr(0, 2000);
 }
 
 TEST_F(CliPytorch, WithoutTorchOrWithATransportItLacksTheEngineSaysWhatIsMissing) {
