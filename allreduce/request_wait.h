@@ -14,9 +14,9 @@ class PeerWatch;
 
 struct WaitPolicy {
   double timeout_seconds = 60.0;
-  std::function<bool()> stop_requested;  // e.g. a signal arrived
+  std::function<bool()> stop_requested{};  // e.g. a signal arrived
   // Describes what is being waited for, for the error message ("ring step 2: receive from rank 1").
-  std::function<std::string()> describe;
+  std::function<std::string()> describe{};
   // When set, the wait answers other ranks' roll calls, ends with PeerFailure when another rank
   // announced a failure, and on a timeout or stop calls the roll itself to name the silent ranks.
   PeerWatch* peers = nullptr;
