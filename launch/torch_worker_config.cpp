@@ -117,7 +117,8 @@ nlohmann::json torch_worker_config(const Blueprint& bp, const Model& model, int 
           {"iface", ddp_interface(bp.comm.iface, init_method)},
           {"timeout_s", bp.comm.timeout_s},
           {"save_weights_path", save_weights_path},
-          {"trace_steps", bp.trace_steps}};
+          {"trace_steps", bp.trace_steps},
+          {"precision", bp.precision}};
 }
 
 TorchWorkerSetup torch_worker_setup(const Blueprint& bp, const Model& model, const Dataset& train, int rank,

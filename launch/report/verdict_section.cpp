@@ -76,6 +76,8 @@ std::vector<std::pair<std::string, std::string>> provenance_header(const std::ve
          return r.context.threads > 0 ? fmt::format("{} BLAS thread(s) per worker", r.context.threads) : std::string();
        })},
       {"BLAS core", distinct(runs, [](const RunRecord& r) { return r.context.blas_core; })},
+      {"Device", distinct(runs, [](const RunRecord& r) { return r.context.device; })},
+      {"Precision", distinct(runs, [](const RunRecord& r) { return r.context.precision; })},
       {"Commit", distinct(runs, [](const RunRecord& r) { return r.context.commit; })},
   };
   std::vector<std::pair<std::string, std::string>> known;
