@@ -86,14 +86,9 @@ Blueprint resolve_blueprint(const TrainOptions& options) {
 
 nlohmann::json data_json(const Blueprint& bp, const DatasetPair& data) {
   const bool synthetic = std::filesystem::exists(std::filesystem::path(bp.data.path) / kSyntheticMarker);
-  return {{"format", bp.data.format},
-          {"path", bp.data.path},
-          {"train_samples", data.train->size()},
-          {"test_samples", data.test->size()},
-          {"classes", data.train->classes()},
-          {"sample_shape", data.train->sample_shape()},
-          {"cache", bp.data.cache},
-          {"synthetic", synthetic},
+  return {{"format", bp.data.format}, {"path", bp.data.path}, {"train_samples", data.train->size()},
+          {"test_samples", data.test->size()}, {"classes", data.train->classes()},
+          {"sample_shape", data.train->sample_shape()}, {"cache", bp.data.cache}, {"synthetic", synthetic},
           {"sources", data.train->sources()}};
 }
 
@@ -278,7 +273,7 @@ struct Setup {
 
 Setup set_up(const Blueprint& bp, const Worker& worker) {
   Setup s;
-  // First: a device this worker lacks, or a precision it cannot compute in, ends the run at once.
+  // first: a device this worker lacks (or a precision it lacks) ends the run at once
   s.device = open_device(bp.device, worker.local_rank(), parse_precision(bp.precision, "precision"));
   s.data = open_dataset({bp.data.format, bp.data.path, bp.data.cache});
   // The model first: a data set it cannot take is the clearer error.
