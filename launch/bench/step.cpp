@@ -116,8 +116,8 @@ void add_step_bench(CLI::App& bench) {
                  options->model, options->device);
     }
     const std::unique_ptr<DeviceBackend> device = open_device(options->device, 0, precision);
-    fmt::print("BLAS core {}, {} threads, device {}, precision {}; median of {} steps after {} warm-up\n",
-               blas::core_name(), blas::threads(), device != nullptr ? device_text(device->properties()) : "cpu",
+    fmt::print("BLAS core {}, {} threads{}, precision {}; median of {} steps after {} warm-up\n", blas::core_name(),
+               blas::threads(), device != nullptr ? ", device " + device_text(device->properties()) : "",
                precision_name(precision), options->steps, options->warmup);
     fmt::print("{:<10} {:>6} {:>11} {:>12} {:>10} {:>10} {:>10} {:>12}\n", "model", "batch", "forward ms",
                "backward ms", "update ms", "step ms", "images/s", "peak RSS MiB");
