@@ -86,14 +86,9 @@ Blueprint resolve_blueprint(const TrainOptions& options) {
 
 nlohmann::json data_json(const Blueprint& bp, const DatasetPair& data) {
   const bool synthetic = std::filesystem::exists(std::filesystem::path(bp.data.path) / kSyntheticMarker);
-  return {{"format", bp.data.format},
-          {"path", bp.data.path},
-          {"train_samples", data.train->size()},
-          {"test_samples", data.test->size()},
-          {"classes", data.train->classes()},
-          {"sample_shape", data.train->sample_shape()},
-          {"cache", bp.data.cache},
-          {"synthetic", synthetic},
+  return {{"format", bp.data.format}, {"path", bp.data.path}, {"train_samples", data.train->size()},
+          {"test_samples", data.test->size()}, {"classes", data.train->classes()},
+          {"sample_shape", data.train->sample_shape()}, {"cache", bp.data.cache}, {"synthetic", synthetic},
           {"sources", data.train->sources()}};
 }
 
@@ -210,6 +205,7 @@ RunSummary start_summary(const Blueprint& bp, const Worker& worker, const Datase
   summary.world = worker.world();
   summary.blueprint = blueprint_json(bp.resolved);
   summary.provenance = collect_provenance();
+  record_device(summary.provenance, model.device());
   summary.data = data_json(bp, data);
   summary.model = {{"name", model.name()},
                    {"parameters", model.parameter_count()},
@@ -244,7 +240,7 @@ void print_results(const Blueprint& bp, const RunSummary& summary, const Model& 
                                  : fmt::format("BLAS core {} ({})", blas::core_name(), blas::core_selection());
   fmt::print("\n{} on {} — {} worker(s), transport {}, {}, {} threads per worker{}\n", model.name(), bp.data.path,
              summary.world, bp.transport, engine, blas::threads(),
-             model.device() != nullptr ? ", device " + model.device()->name() : "");
+             model.device() != nullptr ? ", device " + model.device()->name() + ", " + bp.precision : "");
   fmt::print("{}\n{}", epochs_table(summary.epochs), breakdown_table(summary.epochs));
   const auto autotune = fmt::format("; of it, autotune {:.2f} s, before the first step", summary.autotune_seconds);
   fmt::print("Start-up {:.2f} s (dtbench's start to the first step{})\n", summary.startup_seconds,
@@ -278,7 +274,8 @@ struct Setup {
 
 Setup set_up(const Blueprint& bp, const Worker& worker) {
   Setup s;
-  s.device = open_device(bp.device, worker.local_rank());  // first: a device this worker lacks ends it at once
+  // first: a device this worker lacks (or a precision it lacks) ends the run at once
+  s.device = open_device(bp.device, worker.local_rank(), parse_precision(bp.precision, "precision"));
   s.data = open_dataset({bp.data.format, bp.data.path, bp.data.cache});
   // The model first: a data set it cannot take is the clearer error.
   Shape sample_shape = s.data.train->sample_shape();

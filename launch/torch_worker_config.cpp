@@ -118,7 +118,8 @@ nlohmann::json torch_worker_config(const Blueprint& bp, const Model& model, int 
           {"timeout_s", bp.comm.timeout_s},
           {"save_weights_path", save_weights_path},
           {"trace_steps", bp.trace_steps},
-          {"pytorch", {{"profile", bp.pytorch.profile}, {"ddp_hook", bp.pytorch.ddp_hook}}}};
+          {"pytorch", {{"profile", bp.pytorch.profile}, {"ddp_hook", bp.pytorch.ddp_hook}}},
+          {"precision", bp.precision}};
 }
 
 TorchWorkerSetup torch_worker_setup(const Blueprint& bp, const Model& model, const Dataset& train, int rank,

@@ -10,6 +10,7 @@
 #   log.txt             every check's output
 #   gpu_layers.xml, gpu_training.xml   the `gpu` tests' results (GoogleTest XML)
 #   compare_step.txt    `bench step --device cuda` beside PyTorch on the same GPU, every model
+#                       (fp32), then dtbench's step at precision tf32
 #   allreduce_staged.json, allreduce_nccl.json   bench allreduce on device buffers
 #   device_marks.txt    median steps with CUDA-event marks against a wait per phase, and the verdict
 # and, last, compute-sanitizer's memcheck over the layer tests (into log.txt), where the machine has it.
@@ -131,6 +132,15 @@ compare_models="mlp lenet5 alexnet vgg16 resnet18 resnet50" compare_steps=20
 check "bench step vs PyTorch" 240 "step ms of dtbench and PyTorch on the GPU, every model (compare_step.txt)" \
   env DTBENCH="$dtbench" TORCH_PYTHON="$torch_python" bash -c \
   "set -o pipefail; '$repo/scripts/compare_step.sh' --device $device --steps $compare_steps --warmup 3 $compare_models | tee '$out/compare_step.txt'"
+# Precision tf32 (TF32 tensor cores): dtbench's step of the same models, added to compare_step.txt
+# beside the fp32 table above (both engines' fp32 is the default). PYTORCH AT TF32: once
+# scripts/compare_step.sh takes --precision, run it once per precision here instead of this check.
+if [[ $device == cuda ]]; then
+  check "bench step tf32" 90 "dtbench's step with TF32 tensor cores, every model (compare_step.txt)" bash -c \
+    "set -o pipefail; { echo; echo 'dtbench, precision tf32 (batch 64):'; '$dtbench' bench step --device cuda --precision tf32 --batch 64 --model all --steps $compare_steps --warmup 3; } | tee -a '$out/compare_step.txt'"
+else
+  echo "| bench step tf32 | SKIP | | rehearsal on the CPU, which has fp32 only |" >>"$summary"
+fi
 
 check "staged ring, 2 ranks on 1 GPU" 90 "ring and MPI_Allreduce on device buffers through the host, every element checked" \
   "$mpirun" --oversubscribe -np 2 "$dtbench" bench allreduce --device $device --transport ring,mpi --sizes 4B:64MiB \

@@ -11,9 +11,12 @@
 #include "core/layers/loss.h"
 #include "core/models/models.h"
 #include "core/optim/optimizer.h"
+#include "core/device/device.h"
 #include "core/util/blas.h"
+#include "core/util/error.h"
 #include "core/util/rng.h"
 #include "launch/monitor/provenance.h"
+#include "launch/bench/step_dump.h"
 #include "launch/blueprint/shape_option.h"
 
 namespace dtbench {
@@ -29,6 +32,8 @@ struct StepBenchOptions {
   int64_t classes = 10;
   std::string input;
   std::string device = "cpu";
+  std::string precision = "fp32";
+  std::string dump_dir;  // --dump-step: write one step's inputs and gradients here instead of timing
 };
 
 double median_ms(std::vector<double> seconds) {
@@ -50,6 +55,12 @@ void bench_one_model(const models::ModelEntry& entry, const StepBenchOptions& op
   for (float& x : images.span()) x = rng.normal();
   std::vector<int32_t> labels(static_cast<size_t>(options.batch));
   for (auto& label : labels) label = static_cast<int32_t>(rng.below(static_cast<uint64_t>(options.classes)));
+  if (!options.dump_dir.empty()) {
+    dump_step(*model, images, labels, options.dump_dir);
+    fmt::print("{:<10} {:>6}  one step's weights, input, labels and gradients written to {}\n", entry.name,
+               options.batch, options.dump_dir);
+    return;
+  }
   const OptimizerConfig sgd{.name = "sgd", .learning_rate = 0.01f, .momentum = 0.9f};
   std::unique_ptr<Optimizer> optimizer = device != nullptr ? device->make_optimizer(sgd, model->arena().count()) : nullptr;
   if (optimizer == nullptr) optimizer = make_optimizer(sgd, model->arena().count());
@@ -90,12 +101,24 @@ void add_step_bench(CLI::App& bench) {
   command->add_option("--classes", options->classes, "Number of classes")->check(CLI::PositiveNumber);
   command->add_option("--input", options->input, "Input shape CxHxW (default: the model's own)");
   command->add_option("--device", options->device, "Where the step runs: cpu, or cuda (the first GPU)");
+  command->add_option("--precision", options->precision,
+                      "fp32, or tf32 (a GPU's TF32 tensor cores for convolutions and matrix products)");
+  command->add_option("--dump-step", options->dump_dir,
+                      "Instead of timing: write one step's weights, input, labels and gradients to this folder "
+                      "(scripts/fp64_step_check.py)");
   command->callback([options] {
     if (options->threads > 0) blas::set_threads(options->threads);
     check_device_name(options->device, "--device");
-    const std::unique_ptr<DeviceBackend> device = open_device(options->device, 0);
-    fmt::print("BLAS core {}, {} threads{}; median of {} steps after {} warm-up\n", blas::core_name(),
-               blas::threads(), device != nullptr ? ", device " + device->name() : "", options->steps, options->warmup);
+    const Precision precision = parse_precision(options->precision, "--precision");
+    if (options->device == "cpu") check_host_precision(precision, "--precision");
+    if (!options->dump_dir.empty() && (options->device != "cpu" || options->model == "all")) {
+      fail_input("--dump-step: one model on the cpu (--model NAME --device cpu), got --model {} --device {}",
+                 options->model, options->device);
+    }
+    const std::unique_ptr<DeviceBackend> device = open_device(options->device, 0, precision);
+    fmt::print("BLAS core {}, {} threads{}, precision {}; median of {} steps after {} warm-up\n", blas::core_name(),
+               blas::threads(), device != nullptr ? ", device " + device_text(device->properties()) : "",
+               precision_name(precision), options->steps, options->warmup);
     fmt::print("{:<10} {:>6} {:>11} {:>12} {:>10} {:>10} {:>10} {:>12}\n", "model", "batch", "forward ms",
                "backward ms", "update ms", "step ms", "images/s", "peak RSS MiB");
     bool found = false;

@@ -74,6 +74,7 @@ struct Blueprint {
   uint64_t seed = 1;
   int threads = 0;  // BLAS threads; 0: one per core
   std::string device = "cpu";  // cpu | cuda (the GPU by local rank); core/device/device.h
+  std::string precision = "fp32";  // fp32 | tf32 (a GPU's tensor cores; the cpu has fp32 only)
   std::string transport = "none";
   // Who trains: dtbench's own engine, or PyTorch (a Python worker per rank, pytorch/README.md),
   // whose transports are none and ddp (DistributedDataParallel over gloo).

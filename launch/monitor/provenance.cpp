@@ -10,6 +10,7 @@
 #include <spdlog/version.h>
 #include <zlib.h>
 
+#include "core/device/device.h"
 #include "core/util/blas.h"
 
 namespace dtbench {
@@ -69,7 +70,30 @@ nlohmann::json to_json(const Provenance& p) {
           {"compiler", p.compiler},       {"dtbench_version", p.dtbench_version},
           {"git_commit", p.git_commit},   {"blas_core", p.blas_core}, {"blas_core_selection", p.blas_core_selection},
           {"blas_config", p.blas_config}, {"blas_threads", p.blas_threads},
-          {"libraries", p.libraries},     {"engine", p.engine}};
+          {"libraries", p.libraries},     {"engine", p.engine},
+          {"device", p.device},           {"precision", p.precision}};
+}
+
+void record_device(Provenance& provenance, const DeviceBackend* device) {
+  provenance.device = device != nullptr ? device->properties() : nlohmann::json{{"name", "cpu"}};
+  provenance.precision = precision_name(device != nullptr ? device->precision() : Precision::Fp32);
+}
+
+std::string device_text(const nlohmann::json& device) {
+  if (!device.is_object()) return "";
+  const auto text = [&](const char* key) {
+    const auto found = device.find(key);
+    return found != device.end() && found->is_string() ? found->get<std::string>() : std::string();
+  };
+  if (text("gpu").empty()) return text("name");
+  std::string line = text("gpu");
+  if (const auto bytes = device.find("memory_bytes"); bytes != device.end() && bytes->is_number()) {
+    line += fmt::format(", {:.0f} GiB", bytes->get<double>() / (1 << 30));
+  }
+  for (const auto& [key, label] : {std::pair{"driver", "driver"}, {"cuda_runtime", "CUDA runtime"}, {"cudnn", "cuDNN"}}) {
+    if (!text(key).empty()) line += fmt::format(", {} {}", label, text(key));
+  }
+  return line;
 }
 
 int64_t peak_resident_bytes() { return kib_field("/proc/self/status", "VmHWM"); }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 
+#include "launch/monitor/provenance.h"
+
 namespace dtbench {
 
 namespace {
@@ -60,6 +62,8 @@ RunContext run_context(const json& report) {
   c.blas_core = lenient<std::string>(provenance, "blas_core", "");
   c.commit = lenient<std::string>(provenance, "git_commit", "");
   c.torch_settings = lenient<std::string>(member(provenance, "engine"), "settings", "");
+  c.device = device_text(member(provenance, "device"));
+  c.precision = lenient<std::string>(provenance, "precision", "");
   if (const auto host = lenient<std::string>(provenance, "hostname", ""); !host.empty()) c.hosts = {host};
   c.straggler_rank = lenient<int>(straggler, "rank", -1);
   c.straggler_delay_ms = lenient<double>(straggler, "delay_ms", 0.0);

@@ -21,6 +21,8 @@ struct RunContext {
   int cores = 0;               // of rank 0's machine
   std::string cpu_model, blas_core, commit;
   std::string torch_settings;  // the PyTorch engine's profile in one line (provenance.engine.settings); "" for dtbench's
+  std::string device;          // "cpu", or the GPU with its driver and libraries; empty: not recorded
+  std::string precision;       // "fp32", "tf32"; empty: not recorded (reports before the key)
   std::vector<std::string> hosts;  // each worker's host name by rank; rank 0's alone when the others' are unknown
   std::string link;            // an emulated cluster's link ("1gbit"), from report.json's network; empty: unknown
   bool emulated_cluster = false;  // its hosts are namespaces of one machine, which all their workers share

@@ -77,6 +77,8 @@ std::vector<std::pair<std::string, std::string>> provenance_header(const std::ve
        })},
       {"BLAS core", distinct(runs, [](const RunRecord& r) { return r.context.blas_core; })},
       {"PyTorch", distinct(runs, [](const RunRecord& r) { return r.context.torch_settings; })},
+      {"Device", distinct(runs, [](const RunRecord& r) { return r.context.device; })},
+      {"Precision", distinct(runs, [](const RunRecord& r) { return r.context.precision; })},
       {"Commit", distinct(runs, [](const RunRecord& r) { return r.context.commit; })},
   };
   std::vector<std::pair<std::string, std::string>> known;

@@ -9,6 +9,7 @@
 #include "core/util/error.h"
 #include "launch/blueprint/blueprint.h"
 #include "launch/sweep/plan.h"
+#include "launch/torch_worker_config.h"
 
 namespace dtbench {
 namespace {
@@ -82,6 +83,31 @@ TEST(Blueprint, TheRunNameFollowsAnOverriddenModel) {
   EXPECT_EQ(parse_blueprint("", "t.yaml", {"model=mlp"}).name, "run");  // no name given: the default
   EXPECT_EQ(parse_blueprint("eval: {max_samples: 500}\n", "t.yaml", {}).eval_max_samples, 500);
   EXPECT_NE(error_of("eval: {max_samples: -1}\n").find("eval.max_samples"), std::string::npos);
+}
+
+// precision: fp32 by default; tf32 on a GPU; anything else, or tf32 on the cpu, names the key,
+// the value and (for the cpu) the device.
+TEST(Blueprint, PrecisionIsFp32OrTf32OnAGpu) {
+  EXPECT_EQ(parse_blueprint("model: mlp\n", "t.yaml", {}).precision, "fp32");
+  EXPECT_EQ(parse_blueprint("model: mlp\nprecision: fp32\n", "t.yaml", {}).precision, "fp32");
+  EXPECT_EQ(parse_blueprint("model: mlp\ndevice: cuda\nprecision: tf32\n", "t.yaml", {}).precision, "tf32");
+  EXPECT_EQ(parse_blueprint("model: mlp\n", "t.yaml", {"device=cuda", "precision=tf32"}).precision, "tf32");
+  const std::string unknown = error_of("device: cuda\nprecision: fp16\n");
+  EXPECT_NE(unknown.find("test.yaml: key 'precision': 'fp16' is not one of fp32, tf32"), std::string::npos) << unknown;
+  const std::string on_cpu = error_of("precision: tf32\n");
+  EXPECT_NE(on_cpu.find("test.yaml: key 'precision': 'tf32' is not available on device 'cpu', which computes in fp32 "
+                        "only"),
+            std::string::npos)
+      << on_cpu;
+  EXPECT_NE(error_of("", {"precision=tf32"}).find("key 'precision'"), std::string::npos);
+  EXPECT_NE(error_of("precision: 32\n").find("key 'precision'"), std::string::npos);
+}
+
+// The PyTorch worker is told the precision in its config.json (pytorch/README.md).
+TEST(Blueprint, ThePytorchWorkersConfigNamesThePrecision) {
+  const Blueprint bp = parse_blueprint("model: mlp\nengine: pytorch\n", "t.yaml", {});
+  const auto model = models::build("mlp", {1, 28, 28}, 10);
+  EXPECT_EQ(torch_worker_config(bp, *model, 0, 1, 1, "", "").at("precision"), "fp32");
 }
 
 TEST(Blueprint, UnknownKeyNamesTheKeyAndTheChoices) {

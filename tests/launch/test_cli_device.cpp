@@ -54,6 +54,27 @@ TEST(CliDevice, BenchAllreduceOnAGpuWithoutOneIsRefusedNamingTheFlag) {
   EXPECT_NE(unknown.output.find("gloo not in {ring,mpi,nccl}"), std::string::npos) << unknown.output;
 }
 
+// precision tf32 needs a GPU: on the cpu, train and bench step end at once naming the key or flag,
+// the value and the device; bench step says the precision it ran in.
+TEST(CliDevice, Tf32OnTheCpuIsRefusedAndBenchStepNamesThePrecision) {
+  const Outcome train = dtbench("train --set precision=tf32 --set dataset.path=/nonexistent/data");
+  EXPECT_EQ(train.exit_code, 2) << train.output;
+  EXPECT_NE(train.output.find("key 'precision': 'tf32' is not available on device 'cpu'"), std::string::npos)
+      << train.output;
+  EXPECT_EQ(train.output.find("/nonexistent/data"), std::string::npos) << "the data was opened first:\n" << train.output;
+  const Outcome bench = dtbench("bench step --precision tf32 --model mlp --batch 2 --steps 1 --warmup 0");
+  EXPECT_EQ(bench.exit_code, 2) << bench.output;
+  EXPECT_NE(bench.output.find("--precision: 'tf32' is not available on device 'cpu'"), std::string::npos)
+      << bench.output;
+  const Outcome unknown = dtbench("bench step --precision bf17 --model mlp --batch 2 --steps 1 --warmup 0");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("--precision: unknown precision 'bf17'; expected one of fp32, tf32"), std::string::npos)
+      << unknown.output;
+  const Outcome fp32 = dtbench("bench step --precision fp32 --model mlp --batch 2 --steps 1 --warmup 0");
+  EXPECT_EQ(fp32.exit_code, 0) << fp32.output;
+  EXPECT_NE(fp32.output.find("threads, precision fp32;"), std::string::npos) << fp32.output;
+}
+
 TEST(CliDevice, AnUnknownDeviceIsNamedWithTheChoices) {
   const Outcome train = dtbench("train --set device=gpu0");
   EXPECT_EQ(train.exit_code, 2) << train.output;
