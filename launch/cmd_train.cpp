@@ -215,14 +215,11 @@ RunSummary start_summary(const Blueprint& bp, const Worker& worker, const Datase
                    {"device", model.device() != nullptr ? model.device()->name() : "cpu"}};
   summary.clock_read_seconds = Profiler::clock_cost_seconds();
   if (const auto host = cluster::this_host()) summary.network["cluster"] = cluster::to_json(*host);
-  if (worker.mpi) {
-    if (const auto yields = mpi_yield_when_idle()) summary.network["mpi_yield_when_idle"] = *yields;
-  }
+  if (const auto yield = worker.mpi ? mpi_yield_when_idle() : std::nullopt) summary.network["mpi_yield_when_idle"] = *yield;
   return summary;
 }
 
-// The warnings `dtbench report` will show (oversubscribed, machine busy, synthetic data, diverged),
-// read back from the run directory just written, so that both say the same.
+// The warnings `dtbench report` will show, read back from the run directory just written: both agree.
 void print_warnings(const std::filesystem::path& run_dir) {
   try {
     std::vector<std::string> warnings;
