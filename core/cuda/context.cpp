@@ -1,6 +1,7 @@
 #include "core/cuda/context.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -77,17 +78,21 @@ const cuda_plan::HostMirrors& host_mirrors() { return mirrors(); }
 
 namespace {
 
-// "580.159.04" from the kernel module's own line; "" where the file is not there.
+// "580.159.04" from the kernel module's own line; "" where the file is not there. The first word
+// after "Kernel Module" that starts with a digit: the open module's line reads "... Open Kernel
+// Module for x86_64  580.159.04  Release Build ...", the proprietary one's "... Kernel Module
+// 580.159.04  Tue ..." (an H200 run printed "driver for" before).
 std::string nvidia_driver_version() {
   std::ifstream file("/proc/driver/nvidia/version");
   std::string line;
-  std::getline(file, line);  // NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Tue ...
+  std::getline(file, line);
   const auto module = line.find("Kernel Module");
   if (module == std::string::npos) return "";
   std::istringstream words(line.substr(module + 13));
-  std::string version;
-  words >> version;
-  return version;
+  for (std::string word; words >> word;) {
+    if (std::isdigit(static_cast<unsigned char>(word.front()))) return word;
+  }
+  return "";
 }
 
 // 13000 → "13.0", as cudaRuntimeGetVersion and cudaDriverGetVersion count.
