@@ -3,7 +3,10 @@
 // slow when every host's rank was pinned to core 0), a half-core host gets half a core, and
 // doctor fails ranks of two hosts pinned to one core. These tests time CPU-bound work, so CTest
 // runs them alone (RUN_SERIAL): a neighbouring test on the same two cores would be measured too.
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
 #include <regex>
 
 #include <fmt/format.h>
@@ -25,6 +28,24 @@ class ClusterCompute : public testing::ClusterTest {
     const std::regex row(R"(lenet5\s+42\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+([\d.]+))");
     if (!std::regex_search(output, match, row)) return -1;
     return std::stod(match[1].str());
+  }
+  // Seconds of this machine's CPU time taken by its hypervisor for other guests (/proc/stat's steal).
+  static double stolen_seconds() {
+    std::ifstream stat("/proc/stat");
+    std::string cpu;
+    long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+    stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
+    return static_cast<double>(steal) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+  // One counter ("nr_throttled 3") of a cgroup's cpu.stat; 0 where the file or the key is missing.
+  static long cgroup_counter(const fs::path& file, const std::string& key) {
+    std::ifstream in(file);
+    std::string k;
+    long value = 0;
+    while (in >> k >> value) {
+      if (k == key) return value;
+    }
+    return 0;
   }
   std::string step_on(const std::string& cluster, int host) const {
     return fmt::format("{} cluster exec {} {} -- {} bench step --model lenet5 --batch 42 --threads 1 --steps 200 "
@@ -57,22 +78,49 @@ TEST_F(ClusterCompute, TwoHostsWithACoreEachStepAtOnceAsFastAsTwoCoresOfTheMachi
     EXPECT_EQ(second.exit_code, 0) << second.output;
     return std::max(step_ms(first.output()), step_ms(second.output));
   };
-  double alone = 1e9, hosts = 1e9, cores = 1e9;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    const Outcome single = testing::shell(step_on(name, 0));
-    ASSERT_EQ(single.exit_code, 0) << single.output;
-    alone = std::min(alone, step_ms(single.output));
-    hosts = std::min(hosts, at_once(step_on(name, 0), step_on(name, 1)));
-    cores = std::min(cores, at_once("taskset -c 0 " + bare, "taskset -c 1 " + bare));
-  }
-  std::printf("LeNet-5 step, batch 42, 1 thread: %.2f ms alone on a host; at once %.2f ms on two hosts, "
-              "%.2f ms on two cores without emulation\n", alone, hosts, cores);
-  ASSERT_GT(alone, 0);
-  ASSERT_GT(cores, 0);
-  // Within 1-3 % in most runs; this virtual machine's stolen time once put one try 27 % apart.
-  EXPECT_LT(hosts, 1.3 * cores) << "the hosts cost each other more than two cores of this machine do";
+  // A round's figures, with what the virtual machine and the hosts' quotas took meanwhile: a round
+  // that misses names its cause, stolen time (another guest on the same physical cores) or throttling.
+  struct Round {
+    double alone = 1e9, hosts = 1e9, cores = 1e9;
+    double stolen_s = 0;
+    long throttled = 0;
+    bool holds() const { return hosts < 1.3 * cores && hosts < 1.5 * alone; }
+  };
+  const auto throttled_periods = [&] {
+    long periods = 0;
+    for (int host = 0; host < 2; ++host) {
+      for (const auto& dir : cluster::host_cgroup_dirs(name, host)) periods += cgroup_counter(dir / "cpu.stat", "nr_throttled");
+    }
+    return periods;
+  };
+  const auto measure_round = [&] {
+    Round r;
+    const double stolen_before = stolen_seconds();
+    const long throttled_before = throttled_periods();
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      const Outcome single = testing::shell(step_on(name, 0));
+      EXPECT_EQ(single.exit_code, 0) << single.output;
+      r.alone = std::min(r.alone, step_ms(single.output));
+      r.hosts = std::min(r.hosts, at_once(step_on(name, 0), step_on(name, 1)));
+      r.cores = std::min(r.cores, at_once("taskset -c 0 " + bare, "taskset -c 1 " + bare));
+    }
+    r.stolen_s = stolen_seconds() - stolen_before;
+    r.throttled = throttled_periods() - throttled_before;
+    std::printf("LeNet-5 step, batch 42, 1 thread: %.2f ms alone on a host; at once %.2f ms on two hosts, %.2f ms on "
+                "two cores without emulation (stolen %.2f s, hosts throttled in %ld periods)\n",
+                r.alone, r.hosts, r.cores, r.stolen_s, r.throttled);
+    return r;
+  };
+  // Within 1-3 % in most runs; this virtual machine's stolen time once put one try 27 % apart, and
+  // a CI machine once kept the hosts 39 % behind for a whole round: up to three rounds, and the
+  // hosts must hold in one of them (a cost of the emulation itself would miss in all three).
+  Round r = measure_round();
+  for (int extra = 0; extra < 2 && !r.holds() && !HasFailure(); ++extra) r = measure_round();
+  ASSERT_GT(r.alone, 0);
+  ASSERT_GT(r.cores, 0);
+  EXPECT_LT(r.hosts, 1.3 * r.cores) << "the hosts cost each other more than two cores of this machine do";
   // Hosts sharing one core take twice as long: far beyond what two cores' shared caches explain.
-  EXPECT_LT(hosts, 1.5 * alone);
+  EXPECT_LT(r.hosts, 1.5 * r.alone);
 }
 
 TEST_F(ClusterCompute, AHalfCoreHostGetsHalfACoreForABusyLoop) {
