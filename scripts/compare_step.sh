@@ -2,7 +2,7 @@
 # Side-by-side training-step time of dtbench and PyTorch (a benchmark, not a test).
 #
 #   scripts/compare_step.sh [--batch B] [--threads T] [--steps S] [--warmup W] [--device cpu|cuda]
-#                           [--input CxHxW] [MODEL ...]
+#                           [--input CxHxW] [--precision fp32|tf32] [MODEL ...]
 #
 # For each model (default: mlp lenet5 resnet18) runs `dtbench bench step` and
 # scripts/torch_step_bench.py under both of pytorch/parity.py's profiles — defaults (PyTorch as its
@@ -13,7 +13,8 @@
 # warm-up, device cpu (cuda: both on the first GPU), each model's own input (`dtbench models`;
 # --input 3x32x32 gives every model that shape, e.g. LeNet-5 on CIFAR). DTBENCH names the dtbench
 # binary (default build/dtbench); TORCH_PYTHON the interpreter with torch (default
-# /usr/bin/python3, Debian's python3-torch).
+# /usr/bin/python3, Debian's python3-torch). --precision (cuda only for tf32) sets dtbench's and the
+# matched profile's precision; the defaults profile keeps PyTorch's own (TF32 convolutions on a GPU).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,9 +26,10 @@ steps=20
 warmup=3
 device=cpu
 input=""
+precision=fp32
 models=()
 
-usage() { sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -37,12 +39,18 @@ while [[ $# -gt 0 ]]; do
     --warmup) warmup="$2"; shift 2 ;;
     --device) device="$2"; shift 2 ;;
     --input) input="$2"; shift 2 ;;
+    --precision) precision="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     -*) echo "compare_step.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
     *) models+=("$1"); shift ;;
   esac
 done
 [[ ${#models[@]} -gt 0 ]] || models=(mlp lenet5 resnet18)
+case "$precision" in
+  fp32) ;;
+  tf32) [[ $device == cuda ]] || { echo "compare_step.sh: --precision tf32 needs --device cuda (the CPU computes in fp32 only)" >&2; exit 2; } ;;
+  *) echo "compare_step.sh: --precision $precision: expected fp32 or tf32" >&2; exit 2 ;;
+esac
 
 [[ -x "$dtbench" ]] || { echo "compare_step.sh: no dtbench at $dtbench (set DTBENCH)" >&2; exit 1; }
 "$python" -c 'import torch' 2>/dev/null ||
@@ -53,11 +61,13 @@ row() { awk -v m="$1" '$1 == m { print $6, $8; found = 1 } END { exit !found }';
 
 profiles=(defaults matched)
 echo "batch $batch, $threads threads, device $device, input ${input:-as listed by dtbench models}, median of $steps steps after $warmup warm-up"
-echo "dtbench: its engine, $threads threads, fp32"
+echo "dtbench: its engine, $threads threads, $precision"
 # Each profile's settings, as torch_step_bench.py states them (a line of its header).
 for profile in "${profiles[@]}"; do
   "$python" -c 'import sys; sys.path.insert(0, sys.argv[1]); import parity
-print(parity.settings(sys.argv[2], int(sys.argv[3])).line())' "$root/pytorch" "$profile" "$threads"
+p = sys.argv[4] if sys.argv[2] == "matched" else ""
+print(parity.settings(sys.argv[2], int(sys.argv[3]), p, sys.argv[5]).line())' "$root/pytorch" "$profile" "$threads" \
+    "$precision" "$device"
 done
 printf '%-10s %10s %12s %12s %10s %10s %11s %12s %12s\n' model "dtbench ms" "defaults ms" "matched ms" \
   "defaults/d" "matched/d" "dtbench MiB" "defaults MiB" "matched MiB"
@@ -65,12 +75,14 @@ for model in "${models[@]}"; do
   common=(--model "$model" --batch "$batch" --threads "$threads" --steps "$steps" --warmup "$warmup"
           --device "$device")
   [[ -z "$input" ]] || common+=(--input "$input")
-  d_out="$("$dtbench" bench step "${common[@]}")" ||
+  d_out="$("$dtbench" bench step "${common[@]}" --precision "$precision")" ||
     { echo "compare_step.sh: dtbench failed on $model" >&2; exit 1; }
   read -r d_ms d_mib < <(row "$model" <<<"$d_out")
   t_ms=() t_mib=() ratios=()
   for profile in "${profiles[@]}"; do
-    t_out="$("$python" "$root/scripts/torch_step_bench.py" "${common[@]}" --profile "$profile")" ||
+    matched_precision=()
+    [[ $profile == matched ]] && matched_precision=(--precision "$precision")
+    t_out="$("$python" "$root/scripts/torch_step_bench.py" "${common[@]}" --profile "$profile" "${matched_precision[@]}")" ||
       { echo "compare_step.sh: torch_step_bench.py --profile $profile failed on $model" >&2; exit 1; }
     read -r ms mib < <(row "$model" <<<"$t_out")
     t_ms+=("$ms") t_mib+=("$mib")
