@@ -3,12 +3,14 @@
 # optimised once per batch rather than once per file. Most of dtbench's compile time was there: a
 # 38-line command file took 15 s, nearly all of it in those headers (precompiling them saved
 # nothing measurable: the time is in instantiating and optimising, not in parsing). The rooms
-# above core only: core's kernels keep one object per file, with their per-file flags and clones.
+# above core, and core's own files but its kernels, which keep one object per file, with their
+# per-file flags and clones.
 # DTBENCH_UNITY=OFF compiles file by file (the sources include what they use either way).
-option(DTBENCH_UNITY "Compile the libraries above core in batches (unity build)" ON)
+option(DTBENCH_UNITY "Compile the libraries in batches (unity build; core's kernels apart)" ON)
 
 function(dtbench_unity target)
   if(DTBENCH_UNITY)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
   endif()
 endfunction()
+

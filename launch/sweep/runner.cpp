@@ -252,12 +252,19 @@ std::vector<std::string> start_servers(const SweepBlueprint& sweep, const SweepC
 std::string stop_servers(std::vector<std::unique_ptr<ChildProcess>>& servers, const fs::path& dir, bool clean) {
   std::string server_failure;
   for (size_t shard = 0; shard < servers.size(); ++shard) {
-    const auto ended = clean ? servers[shard]->wait_until(Clock::now() + to_duration(kServerExitSeconds)) : std::nullopt;
-    if (!ended) servers[shard]->terminate(kTerminateGraceSeconds);
-    if (clean && server_failure.empty() && (!ended || *ended != 0)) {
-      const fs::path log = dir / fmt::format("server-{}.log", shard);
-      server_failure = !ended ? fmt::format("parameter server {} did not stop after the workers; see {}", shard, log.string())
-                              : fmt::format("parameter server {} exited with {}: {}", shard, *ended, last_error_line(log));
+    if (!clean) {
+      servers[shard]->terminate(kTerminateGraceSeconds);
+      continue;
+    }
+    const fs::path log = dir / fmt::format("server-{}.log", shard);
+    const std::optional<int> ended = servers[shard]->wait_until(Clock::now() + to_duration(kServerExitSeconds));
+    if (!ended) {
+      servers[shard]->terminate(kTerminateGraceSeconds);
+      if (server_failure.empty()) {
+        server_failure = fmt::format("parameter server {} did not stop after the workers; see {}", shard, log.string());
+      }
+    } else if (const int code = *ended; code != 0 && server_failure.empty()) {
+      server_failure = fmt::format("parameter server {} exited with {}: {}", shard, code, last_error_line(log));
     }
   }
   return server_failure;
