@@ -3,6 +3,7 @@
 #include <climits>
 
 #include "allreduce/mpi_check.h"
+#include "comm/transport_catalogue.h"
 
 namespace dtbench {
 
@@ -42,17 +43,17 @@ void mpi_allreduce(const AllreduceOptions& o) {
 }  // namespace
 
 AllreduceAlgorithm parse_allreduce_algorithm(std::string_view name) {
-  if (name == "ring") return AllreduceAlgorithm::Ring;
-  if (name == "mpi") return AllreduceAlgorithm::Mpi;
+  if (name == kRingTransport) return AllreduceAlgorithm::Ring;
+  if (name == kMpiTransport) return AllreduceAlgorithm::Mpi;
   fail_input("allreduce algorithm '{}' is not known; choose ring or mpi", name);
 }
 
 std::string_view algorithm_name(AllreduceAlgorithm algorithm) {
   switch (algorithm) {
     case AllreduceAlgorithm::Ring:
-      return "ring";
+      return kRingTransport;
     case AllreduceAlgorithm::Mpi:
-      return "mpi";
+      return kMpiTransport;
   }
   return "?";
 }

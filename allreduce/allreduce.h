@@ -20,7 +20,7 @@ enum class AllreduceAlgorithm {
   Mpi,   // the MPI library's own blocking MPI_Allreduce, its tuned baseline (under a watchdog)
 };
 
-AllreduceAlgorithm parse_allreduce_algorithm(std::string_view name);  // "ring" | "mpi"
+AllreduceAlgorithm parse_allreduce_algorithm(std::string_view name);  // kRingTransport | kMpiTransport
 std::string_view algorithm_name(AllreduceAlgorithm algorithm);
 
 // What an allreduce put on the wire and took off it, counted as it goes (the ring's sends and

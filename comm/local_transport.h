@@ -1,5 +1,6 @@
 #pragma once
 #include "comm/transport.h"
+#include "comm/transport_catalogue.h"
 
 namespace dtbench {
 
@@ -7,7 +8,7 @@ namespace dtbench {
 class LocalTransport : public LocalUpdateTransport {
  public:
   using LocalUpdateTransport::LocalUpdateTransport;
-  std::string name() const override { return "none"; }
+  std::string name() const override { return std::string(kLocalTransport); }
 
  protected:
   void begin(Model&) override {}

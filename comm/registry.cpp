@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "comm/local_transport.h"
+#include "comm/transport_catalogue.h"
 #include "core/util/error.h"
 
 namespace dtbench {
@@ -14,7 +15,7 @@ namespace {
 
 std::map<std::string, TransportFactory>& factories() {
   static std::map<std::string, TransportFactory> table = {
-      {"none", [](const TransportContext& context) -> std::unique_ptr<Transport> {
+      {std::string(kLocalTransport), [](const TransportContext& context) -> std::unique_ptr<Transport> {
          return std::make_unique<LocalTransport>(context.optimizer);
        }}};
   return table;
@@ -23,7 +24,7 @@ std::map<std::string, TransportFactory>& factories() {
 }  // namespace
 
 const std::vector<std::string>& known_transports() {
-  static const std::vector<std::string> names = {"none", "ring", "mpi", "nccl", "ps-sync", "ps-async"};
+  static const std::vector<std::string> names = transport_names();
   return names;
 }
 
@@ -34,6 +35,8 @@ std::vector<std::string> built_transports() {
 }
 
 void register_transport(const std::string& name, TransportFactory factory) {
+  // A transport without a row would be one that no launcher, report or sweep knows how to treat.
+  DTB_CHECK(find_transport_row(name) != nullptr, "transport '{}' has no row in comm/transport_catalogue.cpp", name);
   factories()[name] = std::move(factory);
 }
 

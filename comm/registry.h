@@ -17,7 +17,7 @@ struct TransportContext {
 
 using TransportFactory = std::function<std::unique_ptr<Transport>(const TransportContext&)>;
 
-// Every name a blueprint may use, built or not, so an error can tell the two apart.
+// Every name a blueprint may use, built or not (the catalogue's), so an error can tell the two apart.
 const std::vector<std::string>& known_transports();
 std::vector<std::string> built_transports();
 void register_transport(const std::string& name, TransportFactory factory);

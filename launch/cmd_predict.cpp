@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "comm/transport_catalogue.h"
 #include "core/util/error.h"
 #include "launch/commands.h"
 #include "launch/predict/predict.h"
@@ -18,7 +19,10 @@ struct PredictOptions {
   std::string run_dir;
   std::vector<int> workers = {2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
   std::vector<std::string> links = {"1gbit", "10gbit", "100gbit"};
-  std::vector<std::string> transports = {"ring", "mpi", "ps-sync", "ps-async"};
+  // Those the cost model has: allreduce on the host and parameter servers.
+  std::vector<std::string> transports = transport_names_where([](const TransportRow& row) {
+    return row.family == TransportFamily::MpiAllreduce || row.family == TransportFamily::ParameterServer;
+  });
   std::vector<std::string> fits;
   int shards = 0;
   bool servers_apart = false;

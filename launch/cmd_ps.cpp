@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "comm/transport_catalogue.h"
 #include "core/data/open_dataset.h"
 #include "core/models/models.h"
 #include "core/util/blas.h"
@@ -25,6 +26,12 @@
 namespace dtbench {
 
 namespace {
+
+// The servers' mode when --mode does not say: the blueprint's transport's, synchronous unless its row is not.
+bool asynchronous(const Blueprint& bp) {
+  const TransportRow* row = find_transport_row(bp.transport);
+  return row != nullptr && row->parameter_server() && !row->synchronous;
+}
 
 volatile std::sig_atomic_t ps_stop_signal = 0;
 
@@ -80,7 +87,7 @@ ParameterServerOptions server_options(const PsCommandOptions& options, const Blu
   server.listen = options.listen;
   server.shard = options.shard;
   server.worker_count = options.workers;
-  server.mode = parse_mode(!options.mode.empty() ? options.mode : bp.transport == "ps-async" ? "async" : "sync");
+  server.mode = parse_mode(!options.mode.empty() ? options.mode : asynchronous(bp) ? "async" : "sync");
   server.run_id = !options.run_id.empty() ? options.run_id : bp.ps.run_id;
   server.timeout_seconds = options.timeout_s > 0 ? options.timeout_s : bp.ps.timeout_s;
   server.idle_timeout_seconds = options.idle_timeout_s;
@@ -145,7 +152,7 @@ void run_server(const PsCommandOptions& options) {
 PsTransportOptions ps_transport_options(const Blueprint& bp, int rank, int world) {
   PsTransportOptions options;
   options.servers = bp.ps.servers;
-  options.mode = bp.transport == "ps-async" ? PsMode::Async : PsMode::Sync;
+  options.mode = asynchronous(bp) ? PsMode::Async : PsMode::Sync;
   options.rank = rank;
   options.world = world;
   options.run_id = bp.ps.run_id.empty() ? bp.name : bp.ps.run_id;

@@ -16,12 +16,13 @@
 #include "allreduce/nccl/register.h"
 #include "allreduce/register.h"
 #include "comm/registry.h"
+#include "comm/transport_catalogue.h"
 #include "core/data/open_dataset.h"
 #include "core/models/models.h"
-#include "core/pytorch/torch_worker.h"
 #include "core/train/trainer.h"
 #include "core/util/blas.h"
 #include "core/util/error.h"
+#include "engines/engine_table.h"
 #include "launch/blueprint/blueprint.h"
 #include "launch/blueprint/run_name.h"
 #include "launch/cluster/whereabouts.h"
@@ -36,7 +37,6 @@
 #include "launch/report/verdict_section.h"
 #include "launch/run_directory.h"
 #include "launch/run_reports.h"
-#include "launch/torch_worker_config.h"
 #include "paramserver/in_flight_calls.h"
 #include "paramserver/register.h"
 
@@ -92,9 +92,18 @@ nlohmann::json data_json(const Blueprint& bp, const DatasetPair& data) {
           {"sources", data.train->sources()}};
 }
 
+// What the catalogue says of the blueprint's transport; another engine's own (ddp) has no row.
+bool transport_is(const Blueprint& bp, bool (*question)(const TransportRow&)) {
+  const TransportRow* row = find_transport_row(bp.transport);
+  return row != nullptr && question(*row);
+}
+bool parameter_servers(const Blueprint& bp) {
+  return transport_is(bp, [](const TransportRow& row) { return row.parameter_server(); });
+}
+
 // The control channel and the transports of a worker started by mpirun.
 void connect_over_mpi(const Blueprint& bp, const TrainOptions& options, const WaitPolicy& policy, Worker& worker) {
-  const bool ps = bp.transport == "ps-sync" || bp.transport == "ps-async";
+  const bool ps = parameter_servers(bp);
   if (options.freeze_rank == worker.mpi->rank() && options.freeze_at == "control-channel") raise(SIGSTOP);
   worker.channel = worker.mpi->control_channel(policy);
   PeerWatch* peers = &worker.mpi->peers();
@@ -117,7 +126,7 @@ void connect_over_mpi(const Blueprint& bp, const TrainOptions& options, const Wa
   register_nccl_transport(
       {.timeout_seconds = bp.comm.timeout_s, .stop_requested = [] { return stop_signal != 0; }, .peers = peers});
   if (ps) register_ps_transports(ps_transport_options(bp, worker.rank(), worker.world()));
-  if (worker.world() > 1 && bp.transport == "none") {
+  if (worker.world() > 1 && exchanges_nothing(bp.transport)) {
     fail_input("{} workers were started but transport is 'none': choose ring or mpi (--set transport=ring)",
                worker.world());
   }
@@ -134,16 +143,15 @@ bool loopback_address(const std::string& address) {
 // elsewhere could reach them), else this one alone is assumed.
 int workers_on_this_host(const Blueprint& bp, const TrainOptions& options) {
   if (options.local_workers > 0) return options.local_workers;
-  const bool ps = bp.transport == "ps-sync" || bp.transport == "ps-async";
-  if (!ps || bp.ps.servers.empty()) return 1;
+  if (!parameter_servers(bp) || bp.ps.servers.empty()) return 1;
   const bool all_loopback = std::all_of(bp.ps.servers.begin(), bp.ps.servers.end(), loopback_address);
   return all_loopback ? std::max(1, options.world) : 1;
 }
 
 Worker join_run(const Blueprint& bp, const TrainOptions& options) {
   Worker worker;
-  const bool allreduce = bp.transport == "ring" || bp.transport == "mpi" || bp.transport == "nccl";
-  const bool ps = bp.transport == "ps-sync" || bp.transport == "ps-async";
+  const bool allreduce = transport_is(bp, [](const TransportRow& row) { return row.over_mpi(); });
+  const bool ps = parameter_servers(bp);
   if (ps && !MpiSession::launched_by_mpi()) {
     const PsTransportOptions ps_options = ps_transport_options(bp, options.rank, options.world);
     register_ps_transports(ps_options);
@@ -230,11 +238,9 @@ void print_warnings(const std::filesystem::path& run_dir) {
   }
 }
 
-void print_results(const Blueprint& bp, const RunSummary& summary, const Model& model, const RunReports& reports) {
-  const nlohmann::json& torch = summary.provenance.engine;  // its settings line names the profile
-  const std::string engine = bp.engine == "pytorch"
-                                 ? fmt::format("engine pytorch {} [{}]", torch.value("torch", ""), torch.value("settings", ""))
-                                 : fmt::format("BLAS core {} ({})", blas::core_name(), blas::core_selection());
+void print_results(const Blueprint& bp, const Engine& trainer, const RunSummary& summary, const Model& model,
+                   const RunReports& reports) {
+  const std::string engine = trainer.provenance_line(summary.provenance.engine);
   fmt::print("\n{} on {} — {} worker(s), transport {}, {}, {} threads per worker{}\n", model.name(), bp.data.path,
              summary.world, bp.transport, engine, blas::threads(),
              model.device() != nullptr ? ", device " + model.device()->name() + ", " + bp.precision : "");
@@ -269,7 +275,7 @@ struct Setup {
   std::unique_ptr<Transport> transport;
 };
 
-Setup set_up(const Blueprint& bp, const Worker& worker) {
+Setup set_up(const Blueprint& bp, const Engine& engine, const Worker& worker) {
   Setup s;
   // first: a device this worker lacks (or a precision it lacks) ends the run at once
   s.device = open_device(bp.device, worker.local_rank(), parse_precision(bp.precision, "precision"));
@@ -292,8 +298,7 @@ Setup set_up(const Blueprint& bp, const Worker& worker) {
                  LoaderOptions{.batch = std::min(bp.batch, test_samples), .seed = bp.seed, .shuffle = false,
                                .resize = bp.data.resize, .drop_last = false},
                  norm);
-  // The pytorch engine's worker synchronises its own gradients (ddp): dtbench's side has none to.
-  s.transport = make_transport(bp.engine == "pytorch" ? "none" : bp.transport, {.optimizer = bp.optimizer});
+  s.transport = make_transport(engine.transport(bp), {.optimizer = bp.optimizer});
   return s;
 }
 
@@ -317,75 +322,28 @@ void record_epoch(const EpochResult& epoch, Worker& worker, RunSummary& summary,
   }
 }
 
-// The transport's start (initial weights, clock offsets), the epochs, and its stop (the weights
-// check): a failure anywhere in them is written into the reports by the caller.
-void run_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summary, RunReports& reports,
-                ResourceSampler& sampler, std::optional<TraceWriter>& trace) {
-  const int rank = worker.rank();
-  s.transport->start(*s.model);
-  // Opened once the transport has measured this worker's clock against the run's reference, which
-  // the trace records for `dtbench report` to merge the workers' timelines. Streamed as the run
-  // goes; a run that dies leaves the events so far (an unclosed JSON array).
-  if (bp.trace_steps > 0) {
-    trace.emplace(reports.run().path() / fmt::format("trace-{}.json", rank),
-                  TraceOptions{.rank = rank, .steps_per_epoch = bp.trace_steps,
-                               .clock = s.transport->clock_alignment()});
-  }
+// What the engine trains with: this worker's model, loaders and transport, and the run's reports.
+EngineRun engine_run(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summary, RunReports& reports,
+                     ResourceSampler& sampler) {
   PeerWatch* peers = worker.mpi ? &worker.mpi->peers() : nullptr;
-  Trainer trainer(*s.model, *s.train, s.test.get(), *s.transport,
-                  {.epochs = bp.epochs, .max_steps = bp.steps, .show_progress = rank == 0,
-                   // Before every step: a signal, or another rank's failure (which throws).
-                   .stop_requested = [peers] {
-                     if (peers != nullptr) peers->service();
-                     return stop_signal != 0;
-                   },
-                   .time_operators = bp.time_operators,
-                   .device_marks = bp.device_marks,
-                   .trace = trace ? &*trace : nullptr,
-                   .compute_delay_seconds = bp.straggler.rank == rank ? bp.straggler.delay_ms / 1e3 : 0.0,
-                   .eval_max_samples = bp.eval_max_samples});
-  // Every worker starts its first epoch together: set-up (data, connections, a server's first
-  // answer) takes each its own time, and a run's throughput is counted from its first worker's
-  // start (run_span.h), so a worker that began early would count the others' set-up as training.
-  summary.autotune_seconds = trainer.autotune();  // start-up: no timed step holds the algorithm search
-  if (worker.world() > 1) worker.channel->barrier();
-  reports.training_started();
-  summary.startup_seconds = program_age_seconds();
-  trainer.run([&](const EpochResult& epoch) { record_epoch(epoch, worker, summary, reports, sampler); });
-  s.transport->stop(*s.model);
-}
-
-// engine: pytorch — the same run, its steps trained by a PyTorch worker per rank
-// (core/pytorch/torch_worker.h), which saves the final weights itself.
-void run_torch_epochs(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& summary, RunReports& reports,
-                      ResourceSampler& sampler) {
-  const int rank = worker.rank(), world = worker.world();
-  std::string init_method;
-  if (bp.transport == "ddp" && world > 1) {
-    const bool every_worker_here = worker.mpi && worker.mpi->local_world() == world;
-    init_method = worker.channel->broadcast(rank == 0 ? ddp_rendezvous(bp.comm.iface, every_worker_here) : "");
-  }
-  TorchWorker torch(torch_worker_setup(bp, *s.model, *s.data.train, rank, world, blas::threads(), init_method,
-                                       reports.run().path()));
-  sampler.count_as_own(torch.pid());
-  summary.provenance.engine = {{"name", "pytorch"}, {"torch", torch.ready().value("torch", "")},
-                               {"profile", bp.pytorch.profile}, {"ddp_hook", bp.pytorch.ddp_hook},
-                               {"settings", torch.ready().value("settings", "")}};
-  if (world > 1) worker.channel->barrier();
-  reports.training_started();
-  summary.startup_seconds = program_age_seconds();
-  const RunClock clock{std::chrono::steady_clock::now(),
-                       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()};
-  std::optional<TraceWriter> trace;
-  if (bp.trace_steps > 0) {
-    trace.emplace(reports.run().path() / fmt::format("trace-{}.json", rank),
-                  TraceOptions{.rank = rank, .steps_per_epoch = bp.trace_steps}, clock.start);
-  }
-  for (int64_t e = 0; e < torch.epochs(); ++e) {
-    record_epoch(torch.run_epoch(clock, trace ? &*trace : nullptr), worker, summary, reports, sampler);
-  }
-  if (trace) trace->finish();
-  summary.provenance.engine["weights_checksum"] = torch.finish();
+  return {.bp = bp, .model = *s.model, .train_data = *s.data.train, .train = *s.train, .test = s.test.get(),
+          .transport = *s.transport, .channel = *worker.channel,
+          .local_world = worker.mpi ? worker.mpi->local_world() : 0, .threads = blas::threads(),
+          .run_dir = reports.run().path(), .provenance = summary.provenance.engine,
+          .autotune_seconds = summary.autotune_seconds,
+          // Before every step: a signal, or another rank's failure (which throws).
+          .stop_requested = [peers] {
+            if (peers != nullptr) peers->service();
+            return stop_signal != 0;
+          },
+          .training_started = [r = &reports, sum = &summary] {
+            r->training_started();
+            sum->startup_seconds = program_age_seconds();
+          },
+          .epoch_done = [w = &worker, sum = &summary, r = &reports, m = &sampler](const EpochResult& epoch) {
+            record_epoch(epoch, *w, *sum, *r, *m);
+          },
+          .count_as_own = [m = &sampler](pid_t pid) { m->count_as_own(pid); }};
 }
 
 std::string failure_reason(const std::exception& error) {
@@ -405,12 +363,12 @@ std::string failure_reason(const std::exception& error) {
 
 void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& worker) {
   const int rank = worker.rank();
-  Setup s = set_up(bp, worker);
+  const Engine& engine = engine_named(bp.engine);
+  Setup s = set_up(bp, engine, worker);
   RunSummary summary = start_summary(bp, worker, s.data, *s.model);
   ResourceSampler sampler;  // CPU, memory (and GPU) once a second until the run ends
   RunReports reports(summary, sampler, *s.transport);
   const LastWords last_words(reports);
-  std::optional<TraceWriter> trace;
   try {
     // Rank 0 writes its report before the others learn the directory, so that a rank lost now
     // still leaves a report saying so.
@@ -428,26 +386,21 @@ void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& w
                    blas::threads(), reports.run().path().string());
     }
     reports.write();
-    if (bp.engine == "pytorch") {
-      run_torch_epochs(bp, s, worker, summary, reports, sampler);
-    } else {
-      run_epochs(bp, s, worker, summary, reports, sampler, trace);
-    }
-    if (trace) trace->finish();
+    EngineRun run = engine_run(bp, s, worker, summary, reports, sampler);
+    engine.train(run);
   } catch (const std::exception& error) {
-    if (trace) trace->finish();
     // Several ranks: the job ends here, while the last words can still write this rank's report.
     if (worker.mpi && worker.world() > 1) end_distributed_run(error, worker, bp.comm.timeout_s);
     reports.finish("failed", failure_reason(error));
     throw;
   }
   reports.finish("complete", "");
-  if (bp.save_weights && rank == 0 && bp.engine != "pytorch") {
+  if (bp.save_weights && rank == 0 && engine.dtbench_saves_weights()) {
     const auto values = s.model->arena().values();
     reports.run().write("weights.bin",
                         std::string(reinterpret_cast<const char*>(values.data()), values.size_bytes()));
   }
-  if (rank == 0) print_results(bp, summary, *s.model, reports);
+  if (rank == 0) print_results(bp, engine, summary, *s.model, reports);
 }
 
 void run_training(const TrainOptions& options) {

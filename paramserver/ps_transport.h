@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "comm/transport.h"
+#include "comm/transport_catalogue.h"
 #include "paramserver/ps_client.h"
 #include "paramserver/ps_mode.h"
 
@@ -45,7 +46,7 @@ class PsTransport final : public Transport {
  public:
   explicit PsTransport(PsTransportOptions options);
 
-  std::string name() const override { return options_.mode == PsMode::Sync ? "ps-sync" : "ps-async"; }
+  std::string name() const override { return std::string(options_.mode == PsMode::Sync ? kPsSyncTransport : kPsAsyncTransport); }
   nlohmann::json summary() const override;
   std::optional<ClockAlignment> clock_alignment() const override { return clock_; }
 

@@ -1,6 +1,7 @@
 #include "paramserver/register.h"
 
 #include "comm/registry.h"
+#include "comm/transport_catalogue.h"
 #include "core/util/error.h"
 #include "paramserver/ps_channel.h"
 
@@ -8,7 +9,7 @@ namespace dtbench {
 
 void register_ps_transports(const PsTransportOptions& options) {
   for (PsMode mode : {PsMode::Sync, PsMode::Async}) {
-    register_transport(mode == PsMode::Sync ? "ps-sync" : "ps-async", [options, mode](const TransportContext&) {
+    register_transport(std::string(mode == PsMode::Sync ? kPsSyncTransport : kPsAsyncTransport), [options, mode](const TransportContext&) {
       PsTransportOptions chosen = options;
       chosen.mode = mode;
       return std::unique_ptr<Transport>(std::make_unique<PsTransport>(chosen));

@@ -12,14 +12,15 @@ declare -A allowed=(
   [comm]="core"
   [allreduce]="comm core"
   [paramserver]="comm core"
+  [engines]="launch/blueprint comm core"  # the blueprint: what every engine trains (it needs only comm and core)
   [launch/monitor]="core"
-  [launch/blueprint]="core"
+  [launch/blueprint]="comm core"  # comm: the transport catalogue
   [launch/cluster]="core"
-  [launch/report]="launch/monitor core"
-  [launch/sweep]="launch/blueprint launch/report launch/monitor launch/cluster paramserver core"
-  [launch/predict]="launch/report core"
+  [launch/report]="launch/monitor comm core"
+  [launch/sweep]="launch/blueprint launch/report launch/monitor launch/cluster paramserver comm core"
+  [launch/predict]="launch/report comm core"
   [launch/bench]="launch/blueprint launch/report launch/monitor launch/cluster allreduce paramserver comm core"  # cluster: doctor reads a rank's host cores
-  [launch]="launch/blueprint launch/report launch/sweep launch/bench launch/monitor launch/cluster launch/predict allreduce paramserver comm core"
+  [launch]="launch/blueprint launch/report launch/sweep launch/bench launch/monitor launch/cluster launch/predict engines allreduce paramserver comm core"
 )
 
 room_of() {  # the room a path (or an include target) belongs to
@@ -44,7 +45,7 @@ while IFS= read -r file; do
       breaches=$((breaches + 1))
     fi
   done < <(sed -n 's/^#include "\([a-z_]*\/[^"]*\)".*/\1/p' "$file")
-done < <(git ls-files -co --exclude-standard '*.cpp' '*.h' '*.cu' '*.cuh' | grep -E '^(core|comm|allreduce|paramserver|launch)/')
+done < <(git ls-files -co --exclude-standard '*.cpp' '*.h' '*.cu' '*.cuh' | grep -E '^(core|comm|allreduce|paramserver|engines|launch)/')
 
 echo "include graph between folders (includes per edge):"
 for edge in "${!edges[@]}"; do echo "  $edge: ${edges[$edge]}"; done | sort

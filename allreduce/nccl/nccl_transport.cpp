@@ -22,7 +22,7 @@ void NcclTransport::begin(Model& model) {
   // Every rank starts from rank 0's weights (Model::initialize put them on the device).
   const auto values = model.device()->device_view(model.arena().values());
   nccl_->broadcast(values.data(), values.size(), 0, "the broadcast of the initial weights");
-  summary_ = {{"algorithm", "nccl"}, {"nccl_version", NcclCommunicator::version()}, {"world", nccl_->world()}};
+  summary_ = {{"algorithm", std::string(kNcclTransport)}, {"nccl_version", NcclCommunicator::version()}, {"world", nccl_->world()}};
 }
 
 void NcclTransport::synchronize(Model& model, int64_t step, SyncTimes& times) {
@@ -48,7 +48,7 @@ void NcclTransport::end(Model& model) {
 }
 
 void register_nccl_transport(const NcclTransportOptions& options) {
-  register_transport("nccl", [options](const TransportContext& context) {
+  register_transport(std::string(kNcclTransport), [options](const TransportContext& context) {
     return std::unique_ptr<Transport>(std::make_unique<NcclTransport>(context.optimizer, options));
   });
 }

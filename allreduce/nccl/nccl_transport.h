@@ -8,6 +8,7 @@
 #include "allreduce/nccl/nccl_communicator.h"
 #include "allreduce/nccl/register.h"
 #include "comm/transport.h"
+#include "comm/transport_catalogue.h"
 
 namespace dtbench {
 
@@ -15,7 +16,7 @@ class NcclTransport final : public LocalUpdateTransport {
  public:
   NcclTransport(OptimizerConfig optimizer, NcclTransportOptions options);
 
-  std::string name() const override { return "nccl"; }
+  std::string name() const override { return std::string(kNcclTransport); }
   nlohmann::json summary() const override { return summary_; }
 
  protected:

@@ -29,6 +29,7 @@
 #include "allreduce/ring_chunk.h"
 #include "allreduce/mpi_session.h"
 #include "allreduce/nccl/register.h"
+#include "comm/transport_catalogue.h"
 #include "core/device/device.h"
 #include "core/tensor/tensor.h"
 #include "core/util/error.h"
@@ -37,9 +38,14 @@ namespace dtbench {
 
 namespace {
 
+// The allreduce transports over MPI on the host (ring, mpi): the bench's default.
+std::vector<std::string> allreduce_on_host() {
+  return transport_names_where([](const TransportRow& row) { return row.family == TransportFamily::MpiAllreduce; });
+}
+
 struct AllreduceBenchOptions {
   std::string sizes = "4B:256MiB";
-  std::vector<std::string> transports = {"ring", "mpi"};
+  std::vector<std::string> transports = allreduce_on_host();
   std::string device = "cpu";  // where ring's and mpi's buffer lives
   int iterations = 0;  // 0: automatic, about target_ms per size and algorithm
   int warmup = 5;
@@ -79,7 +85,10 @@ struct BenchContext {
 
 constexpr double kSpinSeconds = 0.01;
 
-bool is_nccl(const std::string& name) { return name == "nccl"; }
+bool is_nccl(const std::string& name) {
+  const TransportRow* row = find_transport_row(name);
+  return row != nullptr && row->family == TransportFamily::Nccl;
+}
 
 AllreduceOptions allreduce_options(BenchContext& c, AllreduceAlgorithm algorithm, int64_t count) {
   return {.buffer = c.buffer.data(),
@@ -276,7 +285,7 @@ int64_t run_sizes(BenchContext& c, const std::vector<int64_t>& sizes, int hosts)
 
 // The buffer every size reuses, where --device puts it, and nccl's on this rank's GPU.
 void open_buffers(BenchContext& c, int local_rank, int64_t count) {
-  const bool wants_nccl = std::find(c.algorithms.begin(), c.algorithms.end(), "nccl") != c.algorithms.end();
+  const bool wants_nccl = std::any_of(c.algorithms.begin(), c.algorithms.end(), is_nccl);
   if (wants_nccl || c.options.device != "cpu") {
     try {
       c.device = open_device("cuda", local_rank);
@@ -316,7 +325,7 @@ int64_t bench_in_session(const MpiSession& session, const AllreduceBenchOptions&
   }
   try {
     open_buffers(c, session.local_rank(), sizes.back() / 4);
-    const bool ring = std::find(c.algorithms.begin(), c.algorithms.end(), "ring") != c.algorithms.end();
+    const bool ring = std::find(c.algorithms.begin(), c.algorithms.end(), kRingTransport) != c.algorithms.end();
     if (ring) {
       const int64_t requested = options.chunk_kb * 1024;
       c.shared = SharedRing::open(parse_ring_path(options.ring_path), c.comm,
@@ -358,7 +367,7 @@ void add_allreduce_bench(CLI::App& bench) {
   command->add_option("--transport", options->transports,
                       "Algorithms to compare, comma-separated: ring, mpi, nccl (NCCL on each rank's GPU)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"ring", "mpi", "nccl"}))
+      ->check(CLI::IsMember(transport_names_where([](const TransportRow& row) { return row.over_mpi(); })))
       ->capture_default_str();
   command->add_option("--device", options->device,
                       "Where ring's and mpi's buffer lives: cpu, or cuda (moved to the host and back around each "

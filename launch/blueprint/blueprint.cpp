@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "comm/transport_catalogue.h"
 #include "core/device/device.h"
 #include "core/models/models.h"
 #include "core/util/error.h"
@@ -305,19 +306,21 @@ void check_ranges(const Blueprint& bp, const std::string& source) {
   require_one_of(source, "pytorch.profile", bp.pytorch.profile, {"matched", "defaults"});
   require_one_of(source, "pytorch.ddp_hook", bp.pytorch.ddp_hook, {"timed", "builtin"});
   if (bp.engine == "pytorch") {
-    if (bp.transport != "none" && bp.transport != "ddp") {
-      fail_input("{}: key 'transport': '{}' is not one the pytorch engine has: none, ddp (DistributedDataParallel "
-                 "over gloo); ring, mpi, nccl, ps-sync and ps-async are dtbench's (engine: dtbench)",
-                 source, bp.transport);
+    if (bp.transport != kLocalTransport && bp.transport != "ddp") {
+      auto exchanging = transport_names_where([](const TransportRow& row) { return row.family != TransportFamily::Local; });
+      const std::string last = exchanging.back();
+      exchanging.pop_back();
+      fail_input("{}: key 'transport': '{}' is not one the pytorch engine has: {}, ddp (DistributedDataParallel "
+                 "over gloo); {} and {} are dtbench's (engine: dtbench)",
+                 source, bp.transport, kLocalTransport, fmt::join(exchanging, ", "), last);
     }
     if (bp.device != "cpu") fail_input("{}: key 'device': the pytorch engine runs on the cpu only", source);
   } else {
     if (bp.transport == "ddp") {
-      fail_input("{}: key 'transport': 'ddp' is the pytorch engine's (set engine: pytorch); dtbench's are none, ring, "
-                 "mpi, nccl, ps-sync, ps-async",
-                 source);
+      fail_input("{}: key 'transport': 'ddp' is the pytorch engine's (set engine: pytorch); dtbench's are {}", source,
+                 fmt::join(transport_names(), ", "));
     }
-    require_one_of(source, "transport", bp.transport, {"none", "ring", "mpi", "nccl", "ps-sync", "ps-async"});
+    require_one_of(source, "transport", bp.transport, transport_names());
   }
   require_one_of(source, "device", bp.device, known_devices());
   require_one_of(source, "precision", bp.precision, known_precisions());
@@ -336,7 +339,8 @@ void check_ranges(const Blueprint& bp, const std::string& source) {
 
 // Every name one of those there are, and what a transport needs.
 void check_choices(Blueprint& bp, const std::string& source) {
-  if ((bp.transport == "ps-sync" || bp.transport == "ps-async") && bp.ps.servers.empty()) {
+  const TransportRow* row = find_transport_row(bp.transport);  // null: the pytorch engine's ddp
+  if (row != nullptr && row->needs_servers() && bp.ps.servers.empty()) {
     fail_input("{}: transport {} needs parameter servers: set ps.servers (e.g. --set ps.servers=host:50051,host:50052)",
                source, bp.transport);
   }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "comm/transport_catalogue.h"
 #include "core/optim/optimizer.h"
 
 namespace dtbench {
@@ -75,7 +76,7 @@ struct Blueprint {
   int threads = 0;  // BLAS threads; 0: one per core
   std::string device = "cpu";  // cpu | cuda (the GPU by local rank); core/device/device.h
   std::string precision = "fp32";  // fp32 | tf32 (a GPU's tensor cores; the cpu has fp32 only)
-  std::string transport = "none";
+  std::string transport{kLocalTransport};
   // Who trains: dtbench's own engine, or PyTorch (a Python worker per rank, pytorch/README.md),
   // whose transports are none and ddp (DistributedDataParallel over gloo).
   std::string engine = "dtbench";

@@ -25,7 +25,7 @@ struct Provenance {
   int blas_threads = 0;
   nlohmann::json libraries;  // name -> version
   // Who trained: {"name": "dtbench"}, or the pytorch engine's name, torch version and the final
-  // weights' checksum (core/pytorch/torch_worker.h).
+  // weights' checksum (engines/pytorch/torch_worker.h).
   nlohmann::json engine = {{"name", "dtbench"}};
   // Where the layers ran: {"name": "cpu"}, or a GPU's properties (DeviceBackend::properties: gpu,
   // memory_bytes, driver, cuda_runtime, cudnn, ...); and in what precision ("fp32", "tf32").

@@ -52,7 +52,7 @@ class ResourceSampler {
   void stop();
 
   // A process whose CPU time and memory count as this worker's own: the PyTorch engine's worker
-  // (core/pytorch/torch_worker.h), which trains in this process's place — else its cores would
+  // (engines/pytorch/torch_worker.h), which trains in this process's place — else its cores would
   // read as another program keeping the machine busy.
   void count_as_own(pid_t pid) { helper_pid_ = pid; }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/transport_catalogue.h"
 #include "core/util/error.h"
 
 namespace dtbench {
@@ -139,7 +140,9 @@ StepPrediction predict_step(PredictTransport transport, const Workload& w, int w
                             const NetworkConstants& c) {
   if (workers < 1) fail_input("predict: {} workers; expected at least 1", workers);
   if (workers == 1) return {.step_s = w.compute.total(), .compute_s = w.compute.total()};
-  if (transport == PredictTransport::Ring || transport == PredictTransport::Mpi) {
+  // The formulas go by the catalogue row's family: an allreduce, or parameter servers with or without a barrier.
+  const TransportRow& row = transport_row(transport_name(transport));
+  if (row.family == TransportFamily::MpiAllreduce) {
     StepPrediction p = allreduce_step(w, workers, c, layout.shared_cores);
     const double straggler = c.straggler_in_comm ? 0.0 : w.straggler_s;
     p.comm_exposed_s += straggler;  // the allreduce cannot end before the slowest worker joins
@@ -149,7 +152,7 @@ StepPrediction predict_step(PredictTransport transport, const Workload& w, int w
 
   StepPrediction p{.compute_s = w.compute.total()};
   const double share = largest_share(layout, workers);
-  const bool sync = transport == PredictTransport::PsSync;  // the barrier lines the pushes up
+  const bool sync = row.synchronous;  // the barrier lines the pushes up
   const double transfer = 2 * ps_transfer_seconds(w.gradient_bytes, workers, layout, c, sync);  // push + pull
   const double measured = measured_ps_round(w.gradient_bytes, workers, layout, c);
   if (sync) {
@@ -175,10 +178,10 @@ StepPrediction predict_step(PredictTransport transport, const Workload& w, int w
 
 std::string_view transport_name(PredictTransport transport) {
   switch (transport) {
-    case PredictTransport::Ring: return "ring";
-    case PredictTransport::Mpi: return "mpi";
-    case PredictTransport::PsSync: return "ps-sync";
-    case PredictTransport::PsAsync: return "ps-async";
+    case PredictTransport::Ring: return kRingTransport;
+    case PredictTransport::Mpi: return kMpiTransport;
+    case PredictTransport::PsSync: return kPsSyncTransport;
+    case PredictTransport::PsAsync: return kPsAsyncTransport;
   }
   return "?";
 }

@@ -13,7 +13,7 @@ namespace dtbench {
 enum class PredictTransport { Ring, Mpi, PsSync, PsAsync };
 
 std::string_view transport_name(PredictTransport transport);
-// "ring", "mpi", "ps-sync", "ps-async"; InputError naming `text` otherwise.
+// The catalogue's names of the four (comm/transport_catalogue.h); InputError naming `text` otherwise.
 PredictTransport parse_predict_transport(std::string_view text);
 
 // One transport's constants at one link rate.

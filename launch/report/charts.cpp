@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/transport_catalogue.h"
 #include "core/profile/profiler.h"
 #include "launch/report/svg.h"
 #include "launch/report/tables.h"
@@ -51,9 +52,10 @@ LineChart per_epoch(const std::vector<RunRecord>& runs, double EpochRecord::*tes
 }  // namespace
 
 size_t transport_colour(const std::string& transport) {
-  static const std::vector<std::string> kKnown = {"ring", "mpi", "ps-sync", "ps-async", "none"};
-  const auto it = std::find(kKnown.begin(), kKnown.end(), transport);
-  return it != kKnown.end() ? static_cast<size_t>(it - kKnown.begin()) : kKnown.size();
+  // Another engine's transport (ddp), or one this build does not know, shares nccl's colour: the first after the
+  // ones the reports have always drawn.
+  const TransportRow* row = find_transport_row(transport);
+  return row != nullptr ? row->chart_colour : transport_row(kNcclTransport).chart_colour;
 }
 
 std::string phases_chart(const std::vector<RunRecord>& runs) {

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "comm/transport_catalogue.h"
+
 namespace dtbench {
 
 namespace {
@@ -61,7 +63,9 @@ nlohmann::json network_json(const std::vector<nlohmann::json>& reports, const st
     if (!own.contains("mpi_yield_when_idle")) continue;
     network["mpi_yield_when_idle"] = network.value("mpi_yield_when_idle", true) && own.value("mpi_yield_when_idle", false);
   }
-  if (transport != "ring" && transport != "mpi") return network;  // workers talk to servers, not each other
+  // Only the allreduce over MPI on the host has workers talk to each other (not to servers, not on a GPU's links).
+  const TransportRow* row = find_transport_row(transport);
+  if (row == nullptr || row->family != TransportFamily::MpiAllreduce) return network;
   std::map<std::string, int> paths;
   nlohmann::json pairs = nlohmann::json::array();
   const auto& ranks = network["ranks"];

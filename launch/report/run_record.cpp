@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "comm/transport_catalogue.h"
 #include "core/util/error.h"
 #include "launch/report/run_span.h"
 
@@ -180,7 +181,7 @@ RunRecord read_run(const fs::path& run_dir) {
   if (!status.is_string()) fail_input("{}: key 'status' is not a string", run.path.string());
   run.status = status.get<std::string>();
   run.error = report.value("error", std::string());
-  run.transport = report.value("transport", std::string("none"));
+  run.transport = report.value("transport", std::string(kLocalTransport));
   if (const auto* engine = provenance_engine(report); engine != nullptr) run.engine = *engine;
   run.world = report.value("world", 1);
   run.epochs = epoch_records(report, run.path);

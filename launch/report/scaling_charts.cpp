@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/transport_catalogue.h"
 #include "launch/report/charts.h"
 #include "launch/report/format.h"
 #include "launch/report/statistics.h"
@@ -39,7 +40,7 @@ std::string bytes_per_step_chart(const std::vector<RunRecord>& runs) {
   double gradient_bytes = 0.0;
   std::set<int> worlds;
   for (const auto& run : runs) {
-    if (!run.complete() || run.transport == "none" || run.context.has_straggler()) continue;
+    if (!run.complete() || exchanges_nothing(run.transport) || run.context.has_straggler()) continue;
     LineSeries& s = by_transport[run.transport];
     s.label = run.transport;
     s.colour = transport_colour(run.transport);
@@ -52,7 +53,7 @@ std::string bytes_per_step_chart(const std::vector<RunRecord>& runs) {
     chart.series.push_back(s);
   }
   if (gradient_bytes > 0 && !worlds.empty()) {
-    chart.series.push_back({.label = "gradient (4 B x parameters)", .colour = transport_colour("none"), .dashed = true,
+    chart.series.push_back({.label = "gradient (4 B x parameters)", .colour = transport_row(kLocalTransport).chart_colour, .dashed = true,
                             .points = {{*worlds.begin(), gradient_bytes}, {*worlds.rbegin(), gradient_bytes}}});
   }
   return line_chart_svg(chart);
@@ -102,7 +103,7 @@ std::vector<std::string> scaling_charts(const std::vector<RunRecord>& runs) {
     speedup.series[series[p.transport]].points.emplace_back(p.world, p.speedup);
     efficiency.series[series[p.transport]].points.emplace_back(p.world, 100.0 * p.efficiency);
   }
-  LineSeries ideal{.label = "ideal", .colour = transport_colour("none"), .dashed = true, .points = {{1, 1}}};
+  LineSeries ideal{.label = "ideal", .colour = transport_row(kLocalTransport).chart_colour, .dashed = true, .points = {{1, 1}}};
   for (const auto& p : points) ideal.points.emplace_back(p.world, static_cast<double>(p.world));
   std::sort(ideal.points.begin(), ideal.points.end());
   if (std::any_of(runs.begin(), runs.end(), [](const RunRecord& r) { return r.world == 1; })) {

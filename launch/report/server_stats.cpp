@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "comm/transport_catalogue.h"
 #include "core/util/error.h"
 #include "launch/report/charts.h"
 #include "launch/report/format.h"
@@ -94,7 +95,7 @@ std::string staleness_chart(const std::string& run_name, const std::vector<Serve
   std::vector<ValueBar> bars;
   for (const auto& [staleness, count] : all) {
     bars.push_back({fmt::format("{} behind", staleness), static_cast<double>(count),
-                    transport_colour("ps-async")});
+                    transport_row(kPsAsyncTransport).chart_colour});
   }
   return value_bars_svg(fmt::format("Gradient staleness, {}", run_name), bars, "gradients", false, kHalfChart);
 }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/transport_catalogue.h"
 #include "launch/report/format.h"
 #include "launch/report/run_warnings.h"
 #include "launch/report/tables.h"
@@ -203,7 +204,7 @@ std::vector<ReportTable> single_run_tables(const RunRecord& run, const ReportSet
     return {table};
   }
   std::vector<ReportTable> tables = {breakdown_table(run)};
-  if (run.transport != "none") tables.push_back(comm_table(run));
+  if (!exchanges_nothing(run.transport)) tables.push_back(comm_table(run));
   if (!run.workers.empty()) tables.push_back(workers_table(run));
   tables.push_back(epochs_table(run));
   tables.push_back(time_to_accuracy_table(run, settings));

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/transport_catalogue.h"
 #include "launch/report/format.h"
 #include "launch/report/run_warnings.h"
 #include "launch/report/tables.h"
@@ -152,7 +153,7 @@ void add_scaling_findings(Verdict& v, const std::vector<Group>& groups) {
 void add_comm_findings(Verdict& v) {
   std::vector<std::string> parts;
   for (const auto& c : v.ranking) {
-    if (c.transport != "none") parts.push_back(fmt::format("{} with {}", percent_text(c.comm_share.median), c.label));
+    if (!exchanges_nothing(c.transport)) parts.push_back(fmt::format("{} with {}", percent_text(c.comm_share.median), c.label));
   }
   if (!parts.empty()) {
     v.findings.push_back(fmt::format("Share of a step spent waiting for communication: {}.", fmt::join(parts, ", ")));

@@ -412,7 +412,7 @@ void resolve_configuration(const SweepBlueprint& sweep, bool have_mpirun, SweepC
   c.engine = bp.engine;
   const bool synthesized_later = std::any_of(sweep.synthesize.begin(), sweep.synthesize.end(),
                                              [&](const SweepSynthesis& s) { return normal(s.path) == normal(bp.data.path); });
-  if (c.transport == "none" && c.workers > 1) {
+  if (exchanges_nothing(c.transport) && c.workers > 1) {
     c.missing = fmt::format("transport none trains one worker, not {}", c.workers);
   } else if (c.needs_mpirun() && !have_mpirun) {
     c.missing = fmt::format("{} not found (launch.mpirun): needed for transport {} with {} worker(s)",

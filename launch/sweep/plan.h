@@ -25,6 +25,8 @@
 #include <utility>
 #include <vector>
 
+#include "comm/transport_catalogue.h"
+
 namespace dtbench {
 
 // An axis's values are scalars (`model: [mlp, lenet5]`) or mappings that set several keys at once
@@ -116,8 +118,14 @@ struct SweepConfiguration {
   std::string missing;  // why it cannot run here (reported as missing, never as a number)
 
   const std::string* value_of(const std::string& axis) const;
-  bool needs_mpirun() const { return cluster || workers > 1 || transport == "ring" || transport == "mpi"; }
-  bool needs_servers() const { return transport == "ps-sync" || transport == "ps-async"; }
+  // The catalogue's row of its transport; null for the pytorch engine's own (ddp).
+  const TransportRow* transport_row() const { return find_transport_row(transport); }
+  // The allreduce over MPI on the host runs under mpirun even for one worker.
+  bool needs_mpirun() const {
+    const TransportRow* row = transport_row();
+    return cluster || workers > 1 || (row != nullptr && row->family == TransportFamily::MpiAllreduce);
+  }
+  bool needs_servers() const { return transport_row() != nullptr && transport_row()->needs_servers(); }
 };
 
 // What a run is measured by (results.h says how): the metrics a comparison may name.

@@ -118,7 +118,8 @@ std::vector<std::string> server_command(const SweepBlueprint& sweep, const Sweep
   argv.insert(argv.end(), blueprint.begin(), blueprint.end());
   // The server takes its mode from --mode, so the blueprint needs no server list of its own; a
   // checkpoint per run (ResNet-50's is 90 MB) would fill the disk over a sweep and serve nothing.
-  argv.insert(argv.end(), {"--set", "transport=none", "--mode", c.transport == "ps-async" ? "async" : "sync",
+  const std::string mode = c.transport_row()->synchronous ? "sync" : "async";
+  argv.insert(argv.end(), {"--set", fmt::format("transport={}", kLocalTransport), "--mode", mode,
                            "--listen", placement.server_host(sweep, shard) + ":0", "--shard", std::to_string(shard), "--shards",
                            std::to_string(c.servers), "--workers", std::to_string(c.workers), "--output",
                            (dir / "servers").string(), "--no-checkpoint", "--auth-token-file",

@@ -9,7 +9,7 @@
 #include "core/util/error.h"
 #include "launch/blueprint/blueprint.h"
 #include "launch/sweep/plan.h"
-#include "launch/torch_worker_config.h"
+#include "engines/pytorch/torch_worker_config.h"
 
 namespace dtbench {
 namespace {

@@ -1,4 +1,4 @@
-#include "launch/torch_worker_config.h"
+#include "engines/pytorch/torch_worker_config.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>

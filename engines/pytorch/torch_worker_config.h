@@ -1,12 +1,12 @@
 #pragma once
-// What `dtbench train` tells a PyTorch worker (engine: pytorch; core/pytorch/torch_worker.h):
+// What `dtbench train` tells a PyTorch worker (engine: pytorch; engines/pytorch/torch_worker.h):
 // the blueprint as pytorch/README.md's config.json, and where DDP's process group meets.
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "core/models/model.h"
-#include "core/pytorch/torch_worker.h"
+#include "engines/pytorch/torch_worker.h"
 #include "launch/blueprint/blueprint.h"
 
 namespace dtbench {

@@ -1,4 +1,4 @@
-#include "core/pytorch/torch_worker.h"
+#include "engines/pytorch/torch_worker.h"
 
 #include <fcntl.h>
 #include <signal.h>
