@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 
 fs::path slurm_dir(const ClusterRecord& r) { return r.dir / "slurm"; }
 fs::path slurm_conf_path(const ClusterRecord& r) { return slurm_dir(r) / "slurm.conf"; }
-fs::path munge_socket_path(const ClusterRecord& r) { return slurm_dir(r) / "munge" / "munge.socket"; }
+fs::path slurm_runtime_dir(const ClusterRecord& r) { return registry_dir().parent_path() / ("slurm-" + r.name); }
+fs::path munge_socket_path(const ClusterRecord& r) { return slurm_runtime_dir(r) / "munge.socket"; }
 fs::path munge_key_path(const ClusterRecord& r) { return slurm_dir(r) / "munge" / "munge.key"; }
 
 int node_cpus(const ClusterRecord& r) { return std::max(1, static_cast<int>(std::ceil(r.cores_per_host - 1e-9))); }
@@ -41,9 +42,9 @@ std::string slurm_conf_text(const ClusterRecord& r) {
       "SlurmdUser=root\n"
       "AuthType=auth/munge\n"
       "CredType=cred/munge\n"
-      "AuthInfo=socket={1}/munge/munge.socket\n"
+      "AuthInfo=socket={5}/munge.socket\n"
       "StateSaveLocation={1}/state\n"
-      "SlurmdSpoolDir={1}/spool-%n\n"
+      "SlurmdSpoolDir={5}/spool-%n\n"
       "TmpFS={1}/tmp-%n\n"
       "SlurmctldPidFile={1}/slurmctld.pid\n"
       "SlurmdPidFile={1}/slurmd-%n.pid\n"
@@ -70,7 +71,7 @@ std::string slurm_conf_text(const ClusterRecord& r) {
       "MailProg=/bin/true\n"
       "{4}"
       "PartitionName={0} Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n",
-      r.name, dir, node_name(r, 0), host_address(r.slot, 0), nodes);
+      r.name, dir, node_name(r, 0), host_address(r.slot, 0), nodes, slurm_runtime_dir(r).string());
 }
 
 std::string cgroup_conf_text() {
@@ -90,10 +91,11 @@ void make_private_dir(const fs::path& dir, mode_t mode) {
 void write_slurm_files(const ClusterRecord& r) {
   const fs::path dir = slurm_dir(r);
   make_private_dir(dir, 0755);
-  make_private_dir(dir / "munge", 0700);
+  make_private_dir(dir / "munge", 0755);  // the key inside stays 0400
+  make_private_dir(slurm_runtime_dir(r), 0755);
   make_private_dir(dir / "state", 0700);
   for (int host = 0; host < r.hosts; ++host) {
-    make_private_dir(dir / ("spool-" + node_name(r, host)), 0755);
+    make_private_dir(slurm_runtime_dir(r) / ("spool-" + node_name(r, host)), 0755);
     make_private_dir(dir / ("tmp-" + node_name(r, host)), 01777);
   }
   // The cluster's own key: its daemons trust each other and no other cluster's.

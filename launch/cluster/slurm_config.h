@@ -4,8 +4,10 @@
 //   slurm.conf, cgroup.conf   the controller on host 0, one node per host at the host's address
 //   munge/                    the cluster's own MUNGE key, socket, pid and log
 //   state/                    slurmctld's saved state
-//   spool-<node>/, tmp-<node>/  each slurmd's spool and each node's TmpFS (PMIx puts its per-step
-//                             folders there: in /tmp the nodes, one file system, would collide)
+//   tmp-<node>/               each node's TmpFS (PMIx puts its per-step folders there: in /tmp the
+//                             nodes, one file system, would collide)
+// and, for the sockets (a socket's path is at most 108 bytes, which a cluster directory can pass),
+// under /run/dtbench/slurm-NAME: munge.socket and each slurmd's spool-<node>/.
 //   jobcomp.txt               a line per finished job, which `sacct -c` reads
 // Pure text (tested without root); slurm_daemons.h starts and stops the daemons.
 #include <filesystem>
@@ -17,6 +19,7 @@ namespace dtbench::cluster {
 
 std::filesystem::path slurm_dir(const ClusterRecord& record);
 std::filesystem::path slurm_conf_path(const ClusterRecord& record);
+std::filesystem::path slurm_runtime_dir(const ClusterRecord& record);
 std::filesystem::path munge_socket_path(const ClusterRecord& record);
 std::filesystem::path munge_key_path(const ClusterRecord& record);
 

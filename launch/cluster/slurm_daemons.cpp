@@ -135,6 +135,7 @@ void stop_slurm(const ClusterRecord& r) {
   }
   for (const pid_t pid : pids) kill(pid, SIGKILL);
   std::error_code error;
+  fs::remove_all(slurm_runtime_dir(r), error);
   fs::remove_all(slurm_dir(r), error);
   if (error) spdlog::warn("cluster {}: cannot remove {}: {}", r.name, slurm_dir(r).string(), error.message());
 }
