@@ -10,6 +10,7 @@
 #include "core/util/error.h"
 #include "launch/cluster/cluster.h"
 #include "launch/cluster/cluster_files.h"
+#include "launch/cluster/slurm_daemons.h"
 #include "launch/commands.h"
 
 namespace dtbench {
@@ -21,6 +22,10 @@ void print_up(const cluster::ClusterRecord& r) {
   fmt::print("launch across it:\n  mpirun --mca mca_param_files {0}/mca-params.conf --hostfile {0}/hostfile -np {1} "
              "dtbench doctor\n  (or: mpirun $(cat {0}/mpirun-args) -np {1} ...)\n",
              r.dir.string(), r.hosts * r.slots_per_host);
+  if (r.slurm) {
+    fmt::print("or through its Slurm:\n  {}\n  srun -N{} --mpi=pmix dtbench doctor; sbatch configs/cluster/slurm.sbatch\n",
+               cluster::slurm_env_line(r), r.hosts);
+  }
 }
 
 void add_up(CLI::App& parent) {
@@ -39,6 +44,8 @@ void add_up(CLI::App& parent) {
                       "The cores every host runs on, a cpu list such as 0 or 0-1, instead of a share of its own");
   command->add_option("--dir", options->dir, "Where the hostfile, rsh agent and MCA settings go "
                                              "(default /tmp/dtbench-cluster-NAME)");
+  command->add_flag("--slurm", options->slurm,
+                    "Also run Slurm: MUNGE, slurmctld on host 0, a slurmd per host (scripts/install-deps.sh slurm)");
   command->add_option("--owner-pid", options->owner_pid,
                       "Remove the cluster (at the next cluster up/status/down) once this process is gone");
   command->callback([options] { print_up(cluster::up(*options)); });

@@ -6,6 +6,8 @@
 #   scripts/install-deps.sh dtbench  only what building and training with dtbench needs (the first
 #                                    command of the README: PyTorch and GoogleTest are most of the
 #                                    download and none of the first run)
+#   scripts/install-deps.sh slurm    only Slurm and MUNGE, for `dtbench cluster up --slurm` (nothing
+#                                    else needs them)
 set -euo pipefail
 
 packages=(
@@ -16,7 +18,9 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev
   dataset-fashion-mnist  # the real Fashion-MNIST, IDX files under /usr/share/datasets/fashion-mnist
 )
-if [ "${1:-all}" != dtbench ]; then
+if [ "${1:-all}" = slurm ]; then
+  packages=(munge slurmctld slurmd slurm-client)
+elif [ "${1:-all}" != dtbench ]; then
   packages+=(
     libgtest-dev
     python3  # scripts/check_docs.py, the docs_links test

@@ -9,6 +9,7 @@
 #include "launch/cluster/cluster_files.h"
 #include "launch/cluster/host_cgroups.h"
 #include "launch/cluster/naming.h"
+#include "launch/cluster/slurm_daemons.h"
 
 namespace dtbench::cluster {
 
@@ -23,11 +24,14 @@ void validate(const UpOptions& o) {
   parse_link_rate(o.link_rate);
   plan_host_cores(o.hosts, o.cores_per_host, allowed_cpus(), o.cpuset);
   if (o.owner_pid != 0 && !ProcessId::of(o.owner_pid).alive()) fail_input("--owner-pid {}: no such process", o.owner_pid);
+  if (o.slurm) require_slurm_installed();
 }
 
-// The cgroups first: a frozen host's processes must be thawed before anything can end them.
+// The cgroups first: a frozen host's processes must be thawed before anything can end them. That
+// ends Slurm's daemons too (they run on the hosts); stop_slurm then takes their folder.
 void remove_everything(const ClusterRecord& r) {
   remove_host_cgroups(r.name);
+  if (r.slurm) stop_slurm(r);
   remove_network(r.name, r.hosts);
   remove_cluster_files(r);
   remove_record(r.name);
@@ -67,6 +71,7 @@ ClusterRecord claim(const UpOptions& o) {
   r.dir = fs::absolute(o.dir.empty() ? fs::path("/tmp/dtbench-cluster-" + o.name) : o.dir);
   r.dir_created = !fs::exists(r.dir);
   r.builder = ProcessId::of(getpid());
+  r.slurm = o.slurm;
   if (o.owner_pid != 0) r.owner = ProcessId::of(o.owner_pid);
   write_record(r);
   return r;
@@ -90,6 +95,7 @@ ClusterRecord up(const UpOptions& o) {
       make_host_cgroup(r.name, host, {r.host_cpus[static_cast<size_t>(host)], r.cores_per_host});
     }
     build_network(r);
+    if (r.slurm) start_slurm(r);
     r.complete = true;
     write_record(r);
   } catch (...) {
@@ -153,6 +159,7 @@ std::string describe(const ClusterRecord& r) {
     }
     text += h.present ? fmt::format("  in: {}  out: {}\n", h.shaping_in, h.shaping_out) : "  MISSING\n";
   }
+  if (r.slurm && r.complete) text += describe_slurm(r);
   return text;
 }
 

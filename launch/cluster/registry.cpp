@@ -91,6 +91,7 @@ ClusterRecord record_from(const nlohmann::json& j) {
   r.dir = j.at("dir").get<std::string>();
   r.dir_created = j.at("dir_created").get<bool>();
   r.complete = j.at("complete").get<bool>();
+  r.slurm = j.value("slurm", false);
   r.builder = process_from(j.at("builder"));
   r.owner = process_from(j.at("owner"));
   return r;
@@ -128,7 +129,7 @@ void write_record(const ClusterRecord& r) {
                             {"link_rate", r.link_rate}, {"cores_per_host", r.cores_per_host},
                             {"host_cpus", r.host_cpus}, {"time_sliced", r.time_sliced},
                             {"dir", r.dir.string()},
-                            {"dir_created", r.dir_created}, {"complete", r.complete},
+                            {"dir_created", r.dir_created}, {"complete", r.complete}, {"slurm", r.slurm},
                             {"builder", to_json(r.builder)}, {"owner", to_json(r.owner)}};
   write_file_atomically(record_path(r.name), j.dump(2) + "\n");
 }

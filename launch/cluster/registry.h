@@ -33,6 +33,7 @@ struct ClusterRecord {
   std::filesystem::path dir;  // hostfile, rsh agent, MCA parameters
   bool dir_created = false;   // `down` removes the directory only if `up` made it
   bool complete = false;      // false while `up` is still building
+  bool slurm = false;         // Slurm's daemons run on the hosts (slurm_daemons.h)
   ProcessId builder;          // the `cluster up` that builds it
   ProcessId owner;            // optional: the cluster goes when this process does (--owner-pid)
   // Abandoned: its builder died before finishing, or its owner is gone.

@@ -13,6 +13,7 @@
 #include "launch/cluster/host_cores.h"
 #include "launch/cluster/naming.h"
 #include "launch/cluster/network.h"
+#include "launch/cluster/slurm_config.h"
 
 namespace dtbench::cluster {
 namespace {
@@ -152,6 +153,31 @@ TEST(ClusterFiles, RanksOnHostsThatShareCoresAreToldToYield) {
       EXPECT_LT(at, agent.find("exec ip netns exec")) << agent;
     }
   }
+}
+
+TEST(ClusterSlurmFiles, EveryHostIsANodeAtItsAddressWithItsCoresAndEveryFolderIsTheClusters) {
+  ClusterRecord r;
+  r.name = "c1";
+  r.slot = 2;
+  r.hosts = 3;
+  r.cores_per_host = 0.67;
+  r.dir = "/tmp/c1";
+  const std::string conf = slurm_conf_text(r);
+  EXPECT_NE(conf.find("SlurmctldHost=c1-h0(198.18.2.1)\n"), std::string::npos) << conf;
+  EXPECT_NE(conf.find("NodeName=c1-h0 NodeAddr=198.18.2.1 CPUs=1 "), std::string::npos) << conf;
+  EXPECT_NE(conf.find("NodeName=c1-h2 NodeAddr=198.18.2.3 CPUs=1 "), std::string::npos) << conf;
+  EXPECT_NE(conf.find("AuthInfo=socket=/run/dtbench/slurm-c1/munge.socket\n"), std::string::npos) << conf;
+  EXPECT_NE(conf.find("SlurmdSpoolDir=/run/dtbench/slurm-c1/spool-%n\n"), std::string::npos) << conf;
+  EXPECT_NE(conf.find("ProctrackType=proctrack/linuxproc\n"), std::string::npos) << conf;
+  EXPECT_NE(conf.find("TaskPlugin=task/none\n"), std::string::npos) << conf;
+  // Every path Slurm writes is under the cluster's folder, which `down` removes.
+  for (const char* key : {"StateSaveLocation=", "TmpFS=", "PidFile=", "LogFile=", "JobCompLoc="}) {
+    for (size_t at = conf.find(key); at != std::string::npos; at = conf.find(key, at + 1)) {
+      EXPECT_EQ(conf.compare(at + std::string(key).size(), 13, "/tmp/c1/slurm"), 0) << conf.substr(at, 60);
+    }
+  }
+  r.cores_per_host = 2;
+  EXPECT_EQ(node_cpus(r), 2);
 }
 
 TEST(HostCores, CpuListsReadAndWriteAsTheKernelWritesThem) {
