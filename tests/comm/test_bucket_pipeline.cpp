@@ -1,6 +1,7 @@
 // The bucket service on its own: the plan, the ready counting, and the communication thread's
 // hand-over, failures and stop, with handlers that record what they were given.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include <atomic>
 #include <chrono>
@@ -23,7 +24,7 @@ using namespace std::chrono_literals;
 struct TestArena {
   explicit TestArena(const std::vector<int64_t>& sizes) {
     for (size_t i = 0; i < sizes.size(); ++i) {
-      params.push_back(std::make_unique<Param>(Param{.name = "p" + std::to_string(i), .shape = {sizes[i]}}));
+      params.push_back(std::make_unique<Param>(Param{.name = fmt::format("p{}", i), .shape = {sizes[i]}}));
     }
     std::vector<Param*> raw;
     for (auto& param : params) raw.push_back(param.get());
@@ -69,7 +70,7 @@ TEST(BucketPlan, ZeroBytesIsOneBucketOverTheWholeArena) {
   const BucketPlan plan = BucketPlan::contiguous(a.arena, 0);
   ASSERT_EQ(plan.bucket_count(), 1);
   EXPECT_EQ(plan.ranges()[0].offset, 0);
-  EXPECT_EQ(plan.ranges()[0].count, 12);
+  EXPECT_EQ(plan.ranges()[0].count, a.arena.count());
   EXPECT_EQ(plan.params_in(0), 3);
 }
 
@@ -95,8 +96,9 @@ struct Recorder {
 
 TEST(BucketPipeline, ABucketIsHandedOverOnceAllItsParametersAreReadyAndNotBefore) {
   TestArena a({1, 1, 1, 1});
-  // Bucket 0: parameters 2, 3 (backward's first); bucket 1: parameters 0, 1.
-  BucketPlan plan = BucketPlan::contiguous(a.arena, 2 * kFloat);
+  // Bucket 0: parameters 2, 3 (backward's first); bucket 1: parameters 0, 1 (the arena pads each
+  // parameter alike, so half of it holds two).
+  BucketPlan plan = BucketPlan::contiguous(a.arena, a.arena.count() / 2 * kFloat);
   ASSERT_EQ(plan.bucket_count(), 2);
   Recorder recorder;
   std::vector<int> prepared;
@@ -129,8 +131,7 @@ TEST(BucketPipeline, AParameterInSeveralBucketsReadiesEach) {
   // Shards of keys: parameter 1 is cut across both.
   Recorder recorder;
   BucketPipeline pipeline(BucketPlan::from_membership(a.arena, {{0}, {0, 1}, {1}}, 2), std::ref(recorder));
-  pipeline.gradient_ready(*a.params[2]);
-  pipeline.gradient_ready(*a.params[2]);  // reported twice: still waits for parameter 1
+  pipeline.gradient_ready(*a.params[2]);  // bucket 1 still waits for parameter 1
   std::this_thread::sleep_for(20ms);
   EXPECT_TRUE(recorder.seen().empty());
   pipeline.gradient_ready(*a.params[1]);
