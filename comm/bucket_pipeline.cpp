@@ -33,7 +33,7 @@ void BucketPipeline::gradient_ready(const Param& param) {
 
 void BucketPipeline::gradient_ready(int param) {
   for (const int bucket : plan_.buckets_of(param)) {
-    // Exactly at zero: a parameter reported twice in a step queues its bucket once.
+    // Exactly at zero: a count driven below it (a parameter reported twice) queues nothing more.
     if (--pending_[static_cast<size_t>(bucket)] != 0) continue;
     const auto ready = Clock::now();
     if (prepare_) prepare_(bucket);
