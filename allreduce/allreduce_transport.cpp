@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
-#include <tuple>
+#include <thread>
 #include <utility>
 
 #include <fmt/ranges.h>
@@ -36,14 +36,7 @@ AllreduceTransport::AllreduceTransport(OptimizerConfig optimizer, AllreduceTrans
 }
 
 AllreduceTransport::~AllreduceTransport() {
-  if (thread_.joinable()) {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    work_ready_.notify_all();
-    thread_.join();
-  }
+  pipeline_.reset();  // its thread may be reducing a bucket through this transport's members
   if (model_ != nullptr) model_->set_gradient_ready_hook({});
 }
 
@@ -73,21 +66,9 @@ void AllreduceTransport::begin(Model& model) {
         .end_job = options_.end_job});
   }
 
-  buckets_ = options_.bucket_bytes > 0 ? arena.buckets(options_.bucket_bytes)
-                                       : std::vector<ArenaRange>{{0, arena.count()}};
+  BucketPlan plan = BucketPlan::contiguous(arena, options_.bucket_bytes);
+  buckets_ = plan.ranges();
   spans_.assign(buckets_.size(), CommSpan{});
-  const auto& params = arena.params();
-  params_in_bucket_.assign(buckets_.size(), 0);
-  for (size_t p = 0; p < params.size(); ++p) {
-    param_index_[params[p]] = static_cast<int>(p);
-    for (size_t b = 0; b < buckets_.size(); ++b) {
-      if (params[p]->offset >= buckets_[b].offset && params[p]->offset < buckets_[b].offset + buckets_[b].count) {
-        bucket_of_param_.push_back(static_cast<int>(b));
-        ++params_in_bucket_[b];
-        break;
-      }
-    }
-  }
   if (options_.algorithm == AllreduceAlgorithm::Ring) {
     const int64_t slot = options_.chunk_bytes > 0 ? options_.chunk_bytes : kSharedMemoryChunkBytes;
     shared_ = SharedRing::open(options_.ring_path, comm_, slot, wait_policy({}));
@@ -98,15 +79,19 @@ void AllreduceTransport::begin(Model& model) {
   if (options_.overlap && !options_.threads_allowed) {
     spdlog::warn("MPI gave no MPI_THREAD_MULTIPLE: gradients are reduced after backward, without overlap");
   } else if (overlap) {
-    pending_ = params_in_bucket_;
-    model.set_gradient_ready_hook([this](const Param& param) { on_gradient_ready(param); });
-    thread_ = std::thread([this] { communicate(); });
+    BucketPipeline::Handler prepare;
+    if (model.device() != nullptr) prepare = [this](int bucket) { move_bucket_to_host(bucket); };
+    pipeline_ = std::make_unique<BucketPipeline>(
+        std::move(plan),
+        [this](int bucket) { allreduce(bucket_options(*model_, buckets_[static_cast<size_t>(bucket)])); },
+        std::move(prepare));
+    model.set_gradient_ready_hook([this](const Param& param) { pipeline_->gradient_ready(param); });
   }
   summary_ = {{"algorithm", name()},
               {"world", world_},
               {"buckets", buckets_.size()},
               {"bucket_bytes", options_.bucket_bytes},
-              {"overlap", thread_.joinable()},
+              {"overlap", pipeline_ != nullptr},
               {"chunk_bytes", options_.algorithm == AllreduceAlgorithm::Ring ? nlohmann::json(chunk_.bytes) : "-"},
               {"chunk_source", options_.algorithm == AllreduceAlgorithm::Ring ? chunk_.source : "-"},
               {"ring_path", options_.algorithm != AllreduceAlgorithm::Ring ? "-"
@@ -144,7 +129,7 @@ AllreduceOptions AllreduceTransport::bucket_options(Model& model, const ArenaRan
     return fmt::format("rank {} at step {}; every rank had completed step {}", rank_, step_, step_ - 1);
   });
   // After backward, on the training thread, with a core per rank: nothing else needs the core.
-  if (!thread_.joinable() && shared_ && world_ <= static_cast<int>(std::thread::hardware_concurrency())) {
+  if (pipeline_ == nullptr && shared_ && world_ <= static_cast<int>(std::thread::hardware_concurrency())) {
     o.wait.spin_seconds = 0.01;
   }
   return o;
@@ -218,67 +203,25 @@ std::optional<ClockAlignment> AllreduceTransport::clock_alignment() const {
 
 double AllreduceTransport::aligned_now() const { return monotonic_seconds() - clock_offset_; }
 
-void AllreduceTransport::on_gradient_ready(const Param& param) {
-  const auto found = param_index_.find(&param);
-  if (found == param_index_.end()) return;
-  const int bucket = bucket_of_param_[static_cast<size_t>(found->second)];
-  if (--pending_[static_cast<size_t>(bucket)] > 0) return;
-  const auto ready = Clock::now();
-  if (DeviceBackend* device = model_->device()) {  // the communication thread reads it on the host
-    const ArenaRange& range = buckets_[static_cast<size_t>(bucket)];
-    const auto start = Clock::now();
-    device->move_to_host(model_->arena().grads().subspan(static_cast<size_t>(range.offset),
-                                                         static_cast<size_t>(range.count)));
-    bucket_d2h_seconds_ += seconds_since(start);
-  }
-  {
-    std::lock_guard lock(mutex_);
-    ready_buckets_.push_back({bucket, ready});
-  }
-  work_ready_.notify_one();
-}
-
-void AllreduceTransport::communicate() {
-  for (;;) {
-    int bucket = -1;
-    Clock::time_point ready;
-    {
-      std::unique_lock lock(mutex_);
-      work_ready_.wait(lock, [&] { return stopping_ || !ready_buckets_.empty(); });
-      if (stopping_) return;
-      std::tie(bucket, ready) = ready_buckets_.front();
-      ready_buckets_.pop_front();
-    }
-    const ArenaRange& range = buckets_[static_cast<size_t>(bucket)];
-    const auto start = Clock::now();
-    try {
-      if (!error_) allreduce(bucket_options(*model_, range));
-    } catch (...) {
-      std::lock_guard lock(mutex_);
-      error_ = std::current_exception();
-    }
-    const auto end = Clock::now();
-    {
-      // The training thread takes spans_ only after every bucket of the step is done (it waits under
-      // this lock) and writes them out before its next backward, the first time they change again.
-      std::lock_guard lock(mutex_);
-      spans_[static_cast<size_t>(buckets_done_)] = bucket_span(bucket, ready, start, end);
-      ++buckets_done_;
-    }
-    work_done_.notify_one();
-  }
+void AllreduceTransport::move_bucket_to_host(int bucket) {
+  // The pipeline's thread reads the bucket on the host.
+  const ArenaRange& range = buckets_[static_cast<size_t>(bucket)];
+  const auto start = Clock::now();
+  model_->device()->move_to_host(
+      model_->arena().grads().subspan(static_cast<size_t>(range.offset), static_cast<size_t>(range.count)));
+  bucket_d2h_seconds_ += seconds_since(start);
 }
 
 void AllreduceTransport::synchronize(Model& model, int64_t step, SyncTimes& times) {
   step_ = step;
   const auto arrival_clock = Clock::now();
   const double arrival = aligned_now();
-  if (thread_.joinable()) {
-    std::unique_lock lock(mutex_);
-    work_done_.wait(lock, [&] { return buckets_done_ == static_cast<int>(buckets_.size()); });
-    buckets_done_ = 0;
-    pending_ = params_in_bucket_;
-    if (error_) std::rethrow_exception(error_);
+  if (pipeline_ != nullptr) {
+    // spans_ in the order the buckets were done, written out before the next backward.
+    const std::span<const BucketTimes> done = pipeline_->wait_all();
+    for (size_t i = 0; i < done.size(); ++i) {
+      spans_[i] = bucket_span(done[i].bucket, done[i].ready, done[i].start, done[i].end);
+    }
   } else {
     for (size_t b = 0; b < buckets_.size(); ++b) {
       const auto start = Clock::now();

@@ -3,10 +3,10 @@
 // the ranks with allreduce(), then run each rank's own optimizer on the identical result.
 //
 // Gradients go as one fused buffer (the whole arena) or as buckets — contiguous arena ranges of
-// about bucket_bytes in reverse layer order. With overlap on, a communication thread reduces each
-// bucket as soon as backward has finished all its parameters, while backward goes on with earlier
-// layers (as PyTorch DDP and Horovod do); the step then only waits for what is left ("exposed"
-// comm), and the report shows that beside the total.
+// about bucket_bytes in reverse layer order (comm/bucket_plan.h). With overlap on, comm/'s bucket
+// pipeline reduces each bucket on its thread as soon as backward has finished all its parameters,
+// while backward goes on with earlier layers (as PyTorch DDP and Horovod do); the step then only
+// waits for what is left ("exposed" comm), and the report shows that beside the total.
 //
 // The ring takes shared memory when every rank is on one host (shared_ring.h: the same sums in the
 // same order, so the weights are bit for bit those of the message ring), unless told otherwise.
@@ -19,17 +19,13 @@
 #include <mpi.h>
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <exception>
-#include <mutex>
-#include <thread>
-#include <unordered_map>
+#include <memory>
 #include <utility>
 
 #include "allreduce/allreduce.h"
 #include "allreduce/mpi_comm.h"
 #include "allreduce/ring_chunk.h"
+#include "comm/bucket_pipeline.h"
 #include "comm/transport.h"
 
 namespace dtbench {
@@ -67,7 +63,7 @@ class AllreduceTransport final : public LocalUpdateTransport {
   void synchronize(Model& model, int64_t step, SyncTimes& times) override;
   // With overlap, each bucket was copied to the host as backward finished it (on_gradient_ready).
   std::span<float> read_by_synchronize(Model& model) override {
-    return thread_.joinable() ? std::span<float>() : model.arena().grads();
+    return pipeline_ != nullptr ? std::span<float>() : model.arena().grads();
   }
 
  private:
@@ -79,8 +75,8 @@ class AllreduceTransport final : public LocalUpdateTransport {
   WaitPolicy wait_policy(std::function<std::string()> what) const;
   void freeze_if_asked(const char* where) const;
   double aligned_now() const;
-  void on_gradient_ready(const Param& param);
-  void communicate();  // the overlap thread
+  // On the backward thread, as a bucket becomes ready: a device's gradients to the host.
+  void move_bucket_to_host(int bucket);
   // Every rank's arrival at the end of the step; sets the slowest rank and returns its arrival.
   double exchange_arrivals(double arrival, SyncTimes& times);
 
@@ -94,8 +90,6 @@ class AllreduceTransport final : public LocalUpdateTransport {
   Model* model_ = nullptr;
   double bucket_d2h_seconds_ = 0.0;  // this step's buckets moved to the host as backward made them
   std::vector<ArenaRange> buckets_;
-  std::vector<int> bucket_of_param_;    // by parameter index in the arena
-  std::vector<int> params_in_bucket_;
   std::vector<float> scratch_;
   std::unique_ptr<SharedRing> shared_;  // the ring's shared-memory path, when it takes it
   RingChunk chunk_;                     // the ring's chunk, resolved at start
@@ -103,22 +97,13 @@ class AllreduceTransport final : public LocalUpdateTransport {
   std::vector<CommSpan> spans_;         // this step's bucket reductions in the order done, one slot per bucket
   std::unique_ptr<Watchdog> watchdog_;  // for the blocking MPI_Allreduce, with MPI_THREAD_MULTIPLE
   // The ring's bytes this step: added by whichever thread runs the buckets, read and reset by the
-  // training thread once all of them are done (after the wait on work_done_, which orders them).
+  // training thread once all of them are done (after the pipeline's wait_all, which orders them).
   AllreduceTraffic traffic_;
   int64_t step_ = 0;
   nlohmann::json summary_;
 
-  // Overlap: the backward thread marks buckets ready; the communication thread reduces them.
-  std::unordered_map<const Param*, int> param_index_;
-  std::vector<int> pending_;            // parameters of each bucket still in backward
-  std::mutex mutex_;
-  std::condition_variable work_ready_;
-  std::condition_variable work_done_;
-  std::deque<std::pair<int, std::chrono::steady_clock::time_point>> ready_buckets_;  // and when each was
-  int buckets_done_ = 0;                // also the next free slot of spans_
-  bool stopping_ = false;
-  std::exception_ptr error_;
-  std::thread thread_;
+  // Overlap: backward readies buckets, the pipeline's thread reduces them. Null without overlap.
+  std::unique_ptr<BucketPipeline> pipeline_;
 };
 
 }  // namespace dtbench

@@ -160,6 +160,9 @@ PsTransportOptions ps_transport_options(const Blueprint& bp, int rank, int world
   options.key_float_count = bp.ps.key_kb * 1024 / static_cast<int64_t>(sizeof(float));
   options.timeout_seconds = bp.ps.timeout_s;
   options.retries = static_cast<int>(bp.ps.retries);
+  // The allreduce transports' buckets: on for the servers too, a shard pushed as backward ends it.
+  options.bucket_bytes = static_cast<int64_t>(bp.comm.bucket_mb * (1 << 20));
+  options.overlap = bp.comm.overlap;
   if (!bp.ps.auth_token_file.empty()) options.security.auth_token = read_token_file(bp.ps.auth_token_file);
   options.security.tls_ca_file = bp.ps.tls_ca;
   options.security.tls_cert_file = bp.ps.tls_cert;

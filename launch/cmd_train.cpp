@@ -107,9 +107,9 @@ void connect_over_mpi(const Blueprint& bp, const TrainOptions& options, const Wa
   if (options.freeze_rank == worker.mpi->rank() && options.freeze_at == "control-channel") raise(SIGSTOP);
   worker.channel = worker.mpi->control_channel(policy);
   PeerWatch* peers = &worker.mpi->peers();
-  const double grace = job_end_grace(bp.comm.timeout_s);
+  const auto bucket_bytes = static_cast<int64_t>(bp.comm.bucket_mb * (1 << 20));
   register_allreduce_transports(
-      {.bucket_bytes = static_cast<int64_t>(bp.comm.bucket_mb * (1 << 20)),
+      {.bucket_bytes = bucket_bytes,
        .overlap = bp.comm.overlap,
        .chunk_bytes = bp.comm.chunk_kb * 1024,
        .ring_path = parse_ring_path(bp.comm.ring_path),
@@ -117,14 +117,14 @@ void connect_over_mpi(const Blueprint& bp, const TrainOptions& options, const Wa
        .threads_allowed = worker.mpi->thread_multiple(),
        .stop_requested = [] { return stop_signal != 0; },
        .peers = peers,
-       .end_job = [peers, grace](const std::string& reason, int failed_peer) {
+       .end_job = [peers, grace = job_end_grace(bp.comm.timeout_s)](const std::string& reason, int failed_peer) {
          end_job(reason, {.failed_peer = failed_peer, .stopped = stop_signal != 0, .peers = peers,
                           .grace_seconds = grace});
        },
        .freeze_rank = options.freeze_rank,
        .freeze_at = options.freeze_at});
-  register_nccl_transport(
-      {.timeout_seconds = bp.comm.timeout_s, .stop_requested = [] { return stop_signal != 0; }, .peers = peers});
+  register_nccl_transport({.timeout_seconds = bp.comm.timeout_s, .stop_requested = [] { return stop_signal != 0; },
+                           .peers = peers, .bucket_bytes = bucket_bytes, .overlap = bp.comm.overlap});
   if (ps) register_ps_transports(ps_transport_options(bp, worker.rank(), worker.world()));
   if (worker.world() > 1 && exchanges_nothing(bp.transport)) {
     fail_input("{} workers were started but transport is 'none': choose ring or mpi (--set transport=ring)",

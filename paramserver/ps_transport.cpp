@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "core/device/device.h"
 #include "core/util/clock.h"
 #include "core/util/error.h"
 #include "paramserver/server_clock.h"
@@ -30,6 +31,11 @@ PsTransport::PsTransport(PsTransportOptions options) : options_(std::move(option
   if (options_.rank < 0 || options_.rank >= options_.world) {
     fail_input("worker rank {} is out of range for {} workers", options_.rank, options_.world);
   }
+}
+
+PsTransport::~PsTransport() {
+  pipeline_.reset();  // its thread may be pushing a shard through the client
+  if (model_ != nullptr) model_->set_gradient_ready_hook({});
 }
 
 PsClientOptions client_options(const PsTransportOptions& options, int rank, int world) {
@@ -67,12 +73,53 @@ void PsTransport::begin(Model& model) {
                "step",
                fmt::join(versions_, ", "));
   }
+  if (options_.bucket_bytes > 0 && options_.overlap) start_pipeline(model);
+}
+
+void PsTransport::start_pipeline(Model& model) {
+  model_ = &model;
+  // A bucket per shard: the parameters with a key on it (a large parameter's keys may lie on
+  // several shards, and with hash placement a shard's keys are scattered over the model).
+  const auto& params = model.arena().params();
+  std::vector<std::vector<int>> shards_of_param(params.size());
+  for (const Key& key : placement_->keys()) {
+    auto& shards = shards_of_param[static_cast<size_t>(key.param)];
+    if (std::find(shards.begin(), shards.end(), key.shard) == shards.end()) shards.push_back(key.shard);
+  }
+  const int shards = client_->shard_count();
+  results_.assign(static_cast<size_t>(shards), PushPullResult{});
+  BucketPipeline::Handler prepare;
+  if (DeviceBackend* device = model.device()) {
+    prepare = [this, device](int shard) {
+      const auto start = Clock::now();
+      const KeyIndex& index = client_->index(shard);
+      const std::span<float> grads = model_->arena().grads();
+      for (size_t k = 0; k < index.keys.size(); ++k) {
+        device->move_to_host(grads.subspan(static_cast<size_t>(index.offsets[k]),
+                                           static_cast<size_t>(index.float_counts[k])));
+      }
+      bucket_d2h_seconds_ += seconds_since(start);
+    };
+  }
+  pipeline_ = std::make_unique<BucketPipeline>(
+      BucketPlan::from_membership(model.arena(), std::move(shards_of_param), shards),
+      [this](int shard) {
+        ParamArena& arena = model_->arena();
+        const auto s = static_cast<size_t>(shard);
+        results_[s] = client_->push_pull(shard, versions_[s], arena.grads(), arena.values());
+      },
+      std::move(prepare));
+  model.set_gradient_ready_hook([this](const Param& param) { pipeline_->gradient_ready(param); });
 }
 
 void PsTransport::synchronize(Model& model, int64_t, SyncTimes& times) {
   DTB_CHECK(client_ != nullptr, "{}: synchronize before start", name());
   try {
-    push_and_pull(model, times);
+    if (pipeline_ != nullptr) {
+      push_and_pull_buckets(times);
+    } else {
+      push_and_pull(model, times);
+    }
   } catch (const IoError& error) {
     // Which servers still answer: the one this worker waited on may only wait for another.
     throw IoError(fmt::format("{}; {}", error.what(), client_->roll_call_text(kRollCallSeconds)));
@@ -106,6 +153,7 @@ void PsTransport::push_and_pull(Model& model, SyncTimes& times) {
   const auto push_end = start + to_duration(written);
   const auto end = start + to_duration(total);
   const auto pull_start = end - to_duration(times.pull);
+  spans_.assign(3, CommSpan{});
   spans_[0] = {.what = "push", .index = -1, .bytes = times.bytes_sent, .ready = start, .start = start, .end = push_end};
   spans_[1] = {.what = "wait for servers", .index = -1, .bytes = 0, .ready = push_end, .start = push_end, .end = pull_start};
   spans_[2] = {.what = "pull", .index = -1, .bytes = times.bytes_received, .ready = pull_start, .start = pull_start, .end = end};
@@ -113,7 +161,42 @@ void PsTransport::push_and_pull(Model& model, SyncTimes& times) {
   ++steps_;
 }
 
+// The shards went one after another on the pipeline's thread, so their pushes, waits and pulls
+// add up; what ran before this worker reached the end of backward is the hidden part.
+void PsTransport::push_and_pull_buckets(SyncTimes& times) {
+  const auto arrival = Clock::now();
+  const std::span<const BucketTimes> done = pipeline_->wait_all();
+  spans_.clear();
+  for (const BucketTimes& bucket : done) {
+    const auto shard = static_cast<size_t>(bucket.bucket);
+    const PushPullResult& result = results_[shard];
+    const double pull = std::min(result.seconds - result.answered_seconds, result.seconds - result.written_seconds);
+    times.push += result.written_seconds;
+    times.pull += pull;
+    times.wait += std::max(result.seconds - result.written_seconds - pull, 0.0);
+    times.bytes_sent += result.bytes_sent;
+    times.bytes_received += result.bytes_received;
+    if (options_.mode == PsMode::Async) ++staleness_counts_[result.staleness];
+    versions_[shard] = result.version;
+    if (bucket.start < arrival) times.hidden += seconds_between(bucket.start, std::min(bucket.end, arrival));
+    const auto push_end = bucket.start + to_duration(result.written_seconds);
+    const auto pull_start = bucket.end - to_duration(pull);
+    const int index = bucket.bucket;
+    spans_.push_back({.what = "push", .index = index, .bytes = result.bytes_sent, .ready = bucket.ready,
+                      .start = bucket.start, .end = push_end});
+    spans_.push_back({.what = "wait for servers", .index = index, .bytes = 0, .ready = push_end, .start = push_end,
+                      .end = std::max(push_end, pull_start)});
+    spans_.push_back({.what = "pull", .index = index, .bytes = result.bytes_received, .ready = pull_start,
+                      .start = pull_start, .end = bucket.end});
+  }
+  times.d2h += std::exchange(bucket_d2h_seconds_, 0.0);
+  times.spans = spans_;
+  ++steps_;
+}
+
 void PsTransport::end(Model& model) {
+  pipeline_.reset();
+  model.set_gradient_ready_hook({});
   weights_checksum_ = fmt::format("{:016x}", weights_checksum(model.arena().values()));
   if (client_ == nullptr) return;
   // Tell every server this worker is done (a server stops once all its workers are).
@@ -141,7 +224,12 @@ nlohmann::json PsTransport::summary() const {
                          {"tls", !options_.security.tls_ca_file.empty()},
                          {"auth_token", !options_.security.auth_token.empty()},
                          {"buffers", "local: batch-norm running statistics are not synchronised"},
-                         {"steps", steps_}};
+                         {"steps", steps_},
+                         {"bucket_bytes", options_.bucket_bytes},
+                         {"overlap", pipeline_ != nullptr || (options_.bucket_bytes > 0 && options_.overlap)},
+                         {"buckets", options_.bucket_bytes > 0 && options_.overlap
+                                         ? "one per shard, pushed and pulled as backward finishes it"
+                                         : "none: every shard at once after backward"}};
   if (placement_ != nullptr) {
     std::vector<size_t> keys;
     std::vector<int64_t> floats;

@@ -5,18 +5,28 @@
 // once: the arena's gradients out, the new values back straight into the arena. The servers'
 // optimizers do the update, so update() has nothing left to do.
 //
+// With buckets (comm.bucket_mb > 0) and comm.overlap, each shard goes by itself as soon as backward
+// has finished every parameter with a key on it, on comm/'s bucket pipeline: a bucket is a shard,
+// because a server applies a shard's gradient as one update (one version per shard). The shards
+// go one after another in the order backward finishes them (the same on every worker, so a sync
+// push never waits for a worker that is pushing another shard first), while backward goes on
+// with the earlier layers; the step then waits only for what is left, as the allreduce
+// transports' buckets do. The values pulled for a shard land in the arena during backward, but
+// only those of layers whose backward is over, which backward does not read again.
+//
 // The comm split: push = until every shard has all the gradient bytes; pull = receiving the new
 // values (the slowest shard's, from its first message); wait = the rest (sync: the wait for the
 // other workers; async: the server's queue and any hold for max_staleness). transfer = push + pull.
 // start() also measures this worker's clock against server 0's (server_clock.h), which places the
 // workers' timelines and server 0's on one time axis.
 // Batch-norm running statistics are buffers, not parameters: each worker keeps its own.
-#include <array>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "comm/bucket_pipeline.h"
 #include "comm/transport.h"
 #include "comm/transport_catalogue.h"
 #include "paramserver/ps_client.h"
@@ -37,6 +47,10 @@ struct PsTransportOptions {
   double backoff_seconds = 0.1;
   ClientSecurity security;
   int64_t max_message_bytes = kDefaultMaxMessageBytes;
+  // Push and pull each shard as backward finishes it (the allreduce transports' comm.bucket_mb and
+  // comm.overlap: both must be on); otherwise every shard at once after backward.
+  int64_t bucket_bytes = 0;
+  bool overlap = false;
 };
 
 // What a worker of `world` with this rank connects to the servers with.
@@ -45,6 +59,7 @@ PsClientOptions client_options(const PsTransportOptions& options, int rank, int 
 class PsTransport final : public Transport {
  public:
   explicit PsTransport(PsTransportOptions options);
+  ~PsTransport() override;
 
   std::string name() const override { return std::string(options_.mode == PsMode::Sync ? kPsSyncTransport : kPsAsyncTransport); }
   nlohmann::json summary() const override;
@@ -60,9 +75,19 @@ class PsTransport final : public Transport {
   void update(Model&, int64_t) override {}
   // The servers updated: what comes back to the worker is the weights.
   std::span<float> written_by_synchronize(Model& model) override { return model.arena().values(); }
+  // With buckets, each shard's gradients came to the host as backward finished them.
+  std::span<float> read_by_synchronize(Model& model) override {
+    return pipeline_ != nullptr ? std::span<float>() : model.arena().grads();
+  }
 
  private:
   void push_and_pull(Model& model, SyncTimes& times);
+  // With buckets: each shard pushed and pulled as backward finished it; waits for the last.
+  void push_and_pull_buckets(SyncTimes& times);
+  void start_pipeline(Model& model);
+  // One shard's results into the step's times, versions and timeline.
+  void note_shard(size_t shard, const PushPullResult& result, std::chrono::steady_clock::time_point start,
+                  SyncTimes& times);
   PsTransportOptions options_;
   std::unique_ptr<KeyPlacement> placement_;
   std::unique_ptr<PsClient> client_;
@@ -71,7 +96,12 @@ class PsTransport final : public Transport {
   int64_t steps_ = 0;
   std::string weights_checksum_;
   std::optional<ClockAlignment> clock_;  // against server 0, from start()
-  std::array<CommSpan, 3> spans_;        // this step's push, wait and pull, for the timeline
+  std::vector<CommSpan> spans_;          // this step's push, wait and pull (per shard with buckets)
+  Model* model_ = nullptr;
+  // Buckets: one per shard, pushed and pulled on the pipeline's thread; null without.
+  std::unique_ptr<BucketPipeline> pipeline_;
+  std::vector<PushPullResult> results_;  // by shard, written by the pipeline's thread
+  double bucket_d2h_seconds_ = 0.0;      // a device's gradients moved to the host during backward
 };
 
 }  // namespace dtbench

@@ -17,6 +17,10 @@ struct NcclTransportOptions {
   double timeout_seconds = 60.0;  // a collective unfinished this long ends the run
   std::function<bool()> stop_requested;
   PeerWatch* peers = nullptr;  // serviced while waiting for the bootstrap
+  // Reduce each bucket (about bucket_bytes of the arena) as backward finishes it, as ring and mpi
+  // do (comm.bucket_mb, comm.overlap: both must be on); otherwise the whole arena after backward.
+  int64_t bucket_bytes = 0;
+  bool overlap = false;
 };
 
 // Adds `nccl` to comm/'s transport registry (when built with CUDA). Called once MPI is up.

@@ -12,7 +12,8 @@ double loss_on(Model& model, const Batch& batch) {
   return softmax_cross_entropy(logits, batch.labels, nullptr).loss;
 }
 
-TEST_F(PsTest, AsyncLossFallsAndStalenessIsRecorded) {
+// With `buckets`, each shard is pushed and pulled as backward finishes it.
+void expect_async_loss_falls(bool buckets) {
   constexpr int kWorkers = 2, kSteps = 40;
   ServerSet servers = start_servers(2, kWorkers, PsMode::Async, sgd_momentum());
   // The fixed problem: the workers' own training batches.
@@ -31,11 +32,15 @@ TEST_F(PsTest, AsyncLossFallsAndStalenessIsRecorded) {
   std::vector<nlohmann::json> summaries(kWorkers);
   const auto errors = run_workers(kWorkers, [&](int rank) {
     auto model = small_model();
-    PsTransport transport(transport_options(servers, PsMode::Async, rank, kWorkers));
+    PsTransportOptions options = transport_options(servers, PsMode::Async, rank, kWorkers);
+    options.bucket_bytes = buckets ? 1 : 0;
+    options.overlap = buckets;
+    PsTransport transport(options);
     transport.start(*model);
     for (int step = 0; step < kSteps; ++step) {
       compute_gradients(*model, problem[static_cast<size_t>(8 * rank + step % 8)]);
-      transport.finish_step(*model, step);
+      const SyncTimes times = transport.finish_step(*model, step);
+      EXPECT_EQ(times.spans.size(), buckets ? 6u : 3u);  // push, wait, pull: per shard with buckets
     }
     final_loss[static_cast<size_t>(rank)] = mean_loss(*model);
     transport.stop(*model);
@@ -47,6 +52,7 @@ TEST_F(PsTest, AsyncLossFallsAndStalenessIsRecorded) {
         << "initial " << initial_loss << ", final " << final_loss[static_cast<size_t>(rank)];
     EXPECT_EQ(summaries[static_cast<size_t>(rank)]["mode"], "async");
     EXPECT_TRUE(summaries[static_cast<size_t>(rank)].contains("staleness"));
+    EXPECT_EQ(summaries[static_cast<size_t>(rank)]["overlap"], buckets);
   }
   for (auto& server : servers.servers) {
     EXPECT_EQ(server->version(), kWorkers * kSteps);
@@ -57,6 +63,10 @@ TEST_F(PsTest, AsyncLossFallsAndStalenessIsRecorded) {
     EXPECT_EQ(counted, kWorkers * kSteps);
   }
 }
+
+TEST_F(PsTest, AsyncLossFallsAndStalenessIsRecorded) { expect_async_loss_falls(false); }
+
+TEST_F(PsTest, AsyncWithBucketsLossFallsAndStalenessIsRecorded) { expect_async_loss_falls(true); }
 
 // The updater alone, without gRPC: what sync and async do with gradients as they arrive.
 class Updater : public PsTest {

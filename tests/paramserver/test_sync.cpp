@@ -1,5 +1,6 @@
 // ps-sync is an allreduce with the update on the server: W workers (threads) through S shards end
-// with the weights of one worker applying the mean of their gradients with core's optimizer.
+// with the weights of one worker applying the mean of their gradients with core's optimizer — also
+// when each shard is pushed and pulled as backward finishes it (buckets with overlap).
 #include <cmath>
 
 #include "ps_fixture.h"
@@ -12,11 +13,12 @@ struct SyncCase {
   int shards;
   PlacementPolicy placement;
   bool adam;
+  bool buckets = false;
 };
 
 std::string case_name(const ::testing::TestParamInfo<SyncCase>& info) {
-  return fmt::format("w{}_s{}_{}_{}", info.param.workers, info.param.shards, placement_name(info.param.placement),
-                     info.param.adam ? "adam" : "sgd");
+  return fmt::format("w{}_s{}_{}_{}{}", info.param.workers, info.param.shards, placement_name(info.param.placement),
+                     info.param.adam ? "adam" : "sgd", info.param.buckets ? "_buckets" : "");
 }
 
 class SyncEquivalence : public PsTest, public ::testing::WithParamInterface<SyncCase> {};
@@ -60,15 +62,29 @@ TEST_P(SyncEquivalence, EndsWithTheAveragedUpdateOfOneWorker) {
     auto model = small_model(kSeed + 100 + static_cast<uint64_t>(rank));
     PsTransportOptions options = transport_options(servers, PsMode::Sync, rank, c.workers);
     options.placement = c.placement;
+    if (c.buckets) {
+      options.bucket_bytes = 1;
+      options.overlap = true;
+    }
     PsTransport transport(options);
     transport.start(*model);
+    double hidden = 0.0;  // buckets: how much of it depends on the scheduler (fc1 spans every shard here)
     for (int step = 0; step < kSteps; ++step) {
       compute_gradients(*model, batch_for(rank, step));
       const SyncTimes times = transport.finish_step(*model, step);
       EXPECT_GT(times.bytes_sent, 0);
       EXPECT_GT(times.bytes_received, 0);
-      EXPECT_GE(times.comm, times.push);
+      if (!c.buckets) {
+        EXPECT_GE(times.comm, times.push);
+      }
+      // Buckets: a push, a wait and a pull on the timeline per shard.
+      EXPECT_EQ(times.spans.size(), c.buckets ? 3u * static_cast<size_t>(c.shards) : 3u);
+      hidden += times.hidden;
     }
+    if (!c.buckets) {
+      EXPECT_EQ(hidden, 0.0);
+    }
+    EXPECT_EQ(transport.summary()["overlap"], c.buckets);
     versions[static_cast<size_t>(rank)] = transport.versions();
     transport.stop(*model);
     EXPECT_EQ(transport.summary()["mode"], "sync");
@@ -100,7 +116,11 @@ INSTANTIATE_TEST_SUITE_P(PsSync, SyncEquivalence,
                          ::testing::Values(SyncCase{2, 2, PlacementPolicy::Balanced, false},
                                            SyncCase{2, 1, PlacementPolicy::Balanced, false},
                                            SyncCase{2, 2, PlacementPolicy::Hash, true},
-                                           SyncCase{3, 3, PlacementPolicy::Balanced, true}),
+                                           SyncCase{3, 3, PlacementPolicy::Balanced, true},
+                                           SyncCase{2, 2, PlacementPolicy::Balanced, false, true},
+                                           SyncCase{2, 1, PlacementPolicy::Balanced, false, true},
+                                           SyncCase{2, 2, PlacementPolicy::Hash, true, true},
+                                           SyncCase{3, 3, PlacementPolicy::Balanced, true, true}),
                          case_name);
 
 }  // namespace
