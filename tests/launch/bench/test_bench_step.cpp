@@ -51,8 +51,16 @@ std::pair<StepRow, double> timed_bench(const std::string& model, int batch, int 
 }
 
 TEST(BenchStep, ItsFiguresAddUpAndAgreeWithTheWallClock) {
-  const auto [few, few_wall] = timed_bench("lenet5", 64, 2);
-  const auto [many, many_wall] = timed_bench("lenet5", 64, 32);
+  // Each command's wall time holds its start-up too (the BLAS core's choice, the model's build), which
+  // moves by tens of ms beside other tests: the least of two runs each, and 80 steps between them.
+  const auto least_wall = [](int steps) {
+    auto first = timed_bench("lenet5", 64, steps);
+    const auto second = timed_bench("lenet5", 64, steps);
+    first.second = std::min(first.second, second.second);
+    return first;
+  };
+  const auto [few, few_wall] = least_wall(2);
+  const auto [many, many_wall] = least_wall(82);
   ASSERT_EQ(many.model, "lenet5");
   EXPECT_EQ(many.batch, 64);
   for (double phase : {many.forward_ms, many.backward_ms, many.update_ms}) EXPECT_GT(phase, 0.0);
@@ -60,10 +68,10 @@ TEST(BenchStep, ItsFiguresAddUpAndAgreeWithTheWallClock) {
   EXPECT_NEAR(many.step_ms, many.forward_ms + many.backward_ms + many.update_ms, 2e-3);
   EXPECT_NEAR(many.images_per_s, 1e3 * 64 / many.step_ms, 0.001 * many.images_per_s + 0.1);
   EXPECT_GT(many.peak_mib, 1.0);
-  // 30 more steps cost about 30 medians of wall time (start-up and model building cancel out). Wide
+  // 80 more steps cost about 80 medians of wall time (start-up and model building cancel out). Wide
   // bounds: the suite runs beside other tests; a bench that timed nothing, or the wrong thing, misses
   // by far more.
-  const double per_step_ms = 1e3 * (many_wall - few_wall) / 30;
+  const double per_step_ms = 1e3 * (many_wall - few_wall) / 80;
   EXPECT_GT(per_step_ms, 0.5 * many.step_ms) << "median " << many.step_ms << " ms, wall per step " << per_step_ms;
   EXPECT_LT(per_step_ms, 3.0 * many.step_ms) << "median " << many.step_ms << " ms, wall per step " << per_step_ms;
   EXPECT_GT(few.step_ms, 0.0);

@@ -148,13 +148,14 @@ TEST_F(Timeline, ParameterServerUpdatesLieInsideTheStepsThatPushedThem) {
   }
   EXPECT_EQ(updates, 4);  // --trace-updates
 
-  // The worker's comm track: push, wait for the servers, pull, in that order inside each step.
+  // The worker's comm track: push, wait for the servers, pull, in that order inside each step; one
+  // server's shard is one bucket ("push 0 (…)", "wait for servers 0", "pull 0 (…)").
   ASSERT_TRUE(tracks.count({0, 1})) << "no comm track for the worker";
   std::vector<const TraceSpan*> pushes, waits, pulls;
   for (const auto& span : tracks.at({0, 1})) {
-    if (span.name.rfind("push (", 0) == 0) pushes.push_back(&span);
-    if (span.name == "wait for servers") waits.push_back(&span);
-    if (span.name.rfind("pull (", 0) == 0) pulls.push_back(&span);
+    if (std::regex_match(span.name, std::regex(R"(push( 0)? \(.*\))"))) pushes.push_back(&span);
+    if (std::regex_match(span.name, std::regex("wait for servers( 0)?"))) waits.push_back(&span);
+    if (std::regex_match(span.name, std::regex(R"(pull( 0)? \(.*\))"))) pulls.push_back(&span);
   }
   ASSERT_EQ(steps.size(), 6u);
   ASSERT_EQ(pushes.size(), steps.size());
