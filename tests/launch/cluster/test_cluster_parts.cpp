@@ -18,6 +18,16 @@
 namespace dtbench::cluster {
 namespace {
 
+// Cluster c1 in slot 2 (addresses 198.18.2.x) with its folder at /tmp/c1.
+ClusterRecord record_of(int hosts) {
+  ClusterRecord r;
+  r.name = "c1";
+  r.slot = 2;
+  r.hosts = hosts;
+  r.dir = "/tmp/c1";
+  return r;
+}
+
 TEST(ClusterNaming, AcceptsShortLowercaseNamesAndRejectsTheRestNamingTheValue) {
   for (const char* good : {"a", "c1", "ring-2", "12345678"}) EXPECT_NO_THROW(validate_name(good)) << good;
   for (const char* bad : {"", "Big", "-lead", "a_b", "123456789", "a b", "a/b", "a;rm"}) {
@@ -96,13 +106,9 @@ TEST(CommandRunner, ACommandPastItsDeadlineIsKilledWithAnError) {
 }
 
 TEST(ClusterFiles, MpirunIsToldTheHostsTheAgentAndTheSubnet) {
-  ClusterRecord r;
-  r.name = "c1";
-  r.slot = 2;
-  r.hosts = 2;
+  ClusterRecord r = record_of(2);
   r.slots_per_host = 4;
   r.link_rate = "1gbit";
-  r.dir = "/tmp/c1";
   EXPECT_NE(hostfile_text(r).find("198.18.2.1 slots=4\n198.18.2.2 slots=4\n"), std::string::npos);
   const std::string mca = mca_params_text(r);
   EXPECT_NE(mca.find("plm_rsh_agent = /tmp/c1/rsh-agent\n"), std::string::npos) << mca;
@@ -136,10 +142,7 @@ TEST(ClusterFiles, MpirunIsToldTheHostsTheAgentAndTheSubnet) {
 // Where hosts share a core, the agent makes the ranks yield it while they wait (a setting the user
 // gave mpirun's environment wins); hosts with whole cores of their own are left polling.
 TEST(ClusterFiles, RanksOnHostsThatShareCoresAreToldToYield) {
-  ClusterRecord r;
-  r.name = "c1";
-  r.hosts = 3;
-  r.dir = "/tmp/c1";
+  ClusterRecord r = record_of(3);
   const std::string yield = "export OMPI_MCA_mpi_yield_when_idle=\"${OMPI_MCA_mpi_yield_when_idle:-1}\"";
   for (const auto& [cores, time_sliced, shares] :
        {std::tuple{1.0, false, false}, {2.0, false, false}, {0.67, false, true}, {1.5, false, true}, {1.0, true, true}}) {
@@ -156,12 +159,8 @@ TEST(ClusterFiles, RanksOnHostsThatShareCoresAreToldToYield) {
 }
 
 TEST(ClusterSlurmFiles, EveryHostIsANodeAtItsAddressWithItsCoresAndEveryFolderIsTheClusters) {
-  ClusterRecord r;
-  r.name = "c1";
-  r.slot = 2;
-  r.hosts = 3;
+  ClusterRecord r = record_of(3);
   r.cores_per_host = 0.67;
-  r.dir = "/tmp/c1";
   const std::string conf = slurm_conf_text(r);
   EXPECT_NE(conf.find("SlurmctldHost=c1-h0(198.18.2.1)\n"), std::string::npos) << conf;
   EXPECT_NE(conf.find("NodeName=c1-h0 NodeAddr=198.18.2.1 CPUs=1 "), std::string::npos) << conf;
