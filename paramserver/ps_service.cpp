@@ -7,6 +7,7 @@
 #include "paramserver/gradient_reader.h"
 #include "paramserver/push_pull_one.h"
 #include "paramserver/push_pull_reactor.h"
+#include "paramserver/push_status_grpc.h"
 #include "paramserver/tsan_annotations.h"
 #include "paramserver/wire_frames.h"
 
@@ -85,7 +86,7 @@ class PushReactor final : public GradientReadingReactor<grpc::ServerReadReactor<
         reply.set_staleness(outcome.staleness);
         *reply_ = serialized(reply);
       }
-      finish(outcome.status);
+      finish(grpc_status(outcome.status));
     });
   }
 

@@ -4,6 +4,7 @@
 
 #include "paramserver/gradient_reader.h"
 #include "paramserver/ps_service.h"
+#include "paramserver/push_status_grpc.h"
 #include "paramserver/tsan_annotations.h"
 #include "paramserver/wire_frames.h"
 
@@ -57,7 +58,7 @@ class PushPullOneReactor final : public grpc::ServerUnaryReactor {
     // Answered here when this push completes a small shard's step, else by the thread that does.
     parts_.updater->submit(std::move(gradient), [this](const PushOutcome& outcome) {
       if (outcome.status.ok()) response_ = answer(parts_, outcome);
-      finish(outcome.status);
+      finish(grpc_status(outcome.status));
     });
   }
 

@@ -4,6 +4,7 @@
 
 #include "paramserver/gradient_reader.h"
 #include "paramserver/ps_service.h"
+#include "paramserver/push_status_grpc.h"
 #include "paramserver/tsan_annotations.h"
 #include "paramserver/wire_frames.h"
 
@@ -35,7 +36,7 @@ class PushPullReactor final
     Gradient gradient;
     if (grpc::Status status = reader_.take(gradient); !status.ok()) return refuse(status);
     parts_.updater->submit(std::move(gradient), [this](const PushOutcome& outcome) {
-      if (!outcome.status.ok()) return finish(outcome.status);
+      if (!outcome.status.ok()) return finish(grpc_status(outcome.status));
       snapshot_ = outcome.snapshot;
       staleness_ = outcome.staleness;
       // The messages point into the snapshot, which each piece keeps alive until gRPC has sent it.

@@ -149,7 +149,7 @@ void ShardUpdater::expire(SteadyClock::time_point now, Completions& completions)
       if (options_.on_run_failed) options_.on_run_failed(message);
       for (int w : present) {
         completions.emplace_back(std::exchange(waiting_[static_cast<size_t>(w)], nullptr),
-                                 refused(grpc::StatusCode::ABORTED, message));
+                                 refused(PushCode::Aborted, message));
         return_gradient_buffer(std::move(arrived_[static_cast<size_t>(w)]));
       }
       arrived_count_ = 0;
@@ -171,7 +171,7 @@ void ShardUpdater::expire(SteadyClock::time_point now, Completions& completions)
     const std::string message = fmt::format(
         "shard {}: worker {} is {} pushes ahead of worker(s) {} (max_staleness {}), and they did not push within {} s",
         options_.shard, w, pushes_ahead(w), fmt::join(slow, ", "), options_.max_staleness, options_.timeout_seconds);
-    completions.emplace_back(std::move(held->done), refused(grpc::StatusCode::DEADLINE_EXCEEDED, message));
+    completions.emplace_back(std::move(held->done), refused(PushCode::DeadlineExceeded, message));
     held.reset();
   }
 }
@@ -212,7 +212,7 @@ void ShardUpdater::handle_sync(Gradient& gradient, PushDone done, Completions& c
       std::lock_guard lock(state_mutex_);
       ++stats_.gradients_rejected;
     }
-    completions.emplace_back(std::move(done), refused(grpc::StatusCode::INVALID_ARGUMENT, problem));
+    completions.emplace_back(std::move(done), refused(PushCode::InvalidArgument, problem));
     return;
   }
   if (arrived_count_ == 0) step_started_ = gradient.arrived;
@@ -245,7 +245,7 @@ void ShardUpdater::apply_sync_step(Completions& completions) {
   for (size_t w = 0; w < arrived_.size(); ++w) {
     if (!arrived_[w]) continue;
     return_gradient_buffer(std::move(arrived_[w]));
-    completions.emplace_back(std::exchange(waiting_[w], nullptr), PushOutcome{grpc::Status::OK, version_, 0, snapshot_});
+    completions.emplace_back(std::exchange(waiting_[w], nullptr), PushOutcome{PushStatus(), version_, 0, snapshot_});
   }
   arrived_count_ = 0;
   maybe_checkpoint();
@@ -264,7 +264,7 @@ void ShardUpdater::refuse_sync_step(const std::string& problem, Completions& com
   for (int w : workers) {
     return_gradient_buffer(std::move(arrived_[static_cast<size_t>(w)]));
     completions.emplace_back(std::exchange(waiting_[static_cast<size_t>(w)], nullptr),
-                             refused(grpc::StatusCode::INVALID_ARGUMENT, message));
+                             refused(PushCode::InvalidArgument, message));
   }
   arrived_count_ = 0;
   std::lock_guard lock(state_mutex_);
@@ -297,7 +297,7 @@ void ShardUpdater::handle_async(Gradient& gradient, PushDone done, Completions& 
   if (!problem.empty()) {
     std::lock_guard lock(state_mutex_);
     ++stats_.gradients_rejected;
-    completions.emplace_back(std::move(done), refused(grpc::StatusCode::INVALID_ARGUMENT, problem));
+    completions.emplace_back(std::move(done), refused(PushCode::InvalidArgument, problem));
     return;
   }
   {
@@ -307,7 +307,7 @@ void ShardUpdater::handle_async(Gradient& gradient, PushDone done, Completions& 
     ++stats_.staleness_counts[staleness];
   }
   ++pushes_of_[w];
-  PushOutcome outcome{grpc::Status::OK, version_, staleness, snapshot_};
+  PushOutcome outcome{PushStatus(), version_, staleness, snapshot_};
   if (options_.max_staleness > 0 && pushes_ahead(gradient.worker) > options_.max_staleness) {
     held_[w] = Held{std::move(done), outcome, SteadyClock::now()};
   } else {

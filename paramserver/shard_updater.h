@@ -36,11 +36,10 @@
 #include <thread>
 #include <vector>
 
-#include <grpcpp/support/status.h>
-
 #include "core/optim/optimizer.h"
 #include "paramserver/for_each_shard.h"
 #include "paramserver/ps_mode.h"
+#include "paramserver/push_status.h"
 #include "paramserver/server_stats.h"
 #include "paramserver/update_pass.h"
 
@@ -72,7 +71,7 @@ struct Snapshot {
 };
 
 struct PushOutcome {
-  grpc::Status status;
+  PushStatus status;
   int64_t version = 0;
   int64_t staleness = 0;
   // When accepted: the values of `version`, the update's own, for an answer that carries them
@@ -81,8 +80,8 @@ struct PushOutcome {
 };
 using PushDone = std::function<void(const PushOutcome&)>;
 
-inline PushOutcome refused(grpc::StatusCode code, std::string message) {
-  return {grpc::Status(code, std::move(message)), 0, 0, nullptr};
+inline PushOutcome refused(PushCode code, std::string message) {
+  return {PushStatus(code, std::move(message)), 0, 0, nullptr};
 }
 
 // When the parts of one update happened, for the server's timeline (server_trace.h).

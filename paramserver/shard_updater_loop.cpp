@@ -21,7 +21,7 @@ void ShardUpdater::submit(Gradient gradient, PushDone done) {
     }
   }
   if (!queued) {
-    done(refused(grpc::StatusCode::UNAVAILABLE, fmt::format("shard {} is shutting down", options_.shard)));
+    done(refused(PushCode::Unavailable, fmt::format("shard {} is shutting down", options_.shard)));
   } else if (small) {
     process_inline();
   }
@@ -91,7 +91,7 @@ void ShardUpdater::run() {
     process_then_release(events, work);
   }
   // Stopping: everything still waiting or queued is told why.
-  const PushOutcome gone = refused(grpc::StatusCode::UNAVAILABLE,
+  const PushOutcome gone = refused(PushCode::Unavailable,
                                    fmt::format("shard {} stopped: {}", options_.shard, stop_reason_));
   std::lock_guard work(work_mutex_);  // a gRPC thread's update finishes first
   {

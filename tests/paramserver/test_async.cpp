@@ -126,7 +126,7 @@ TEST_F(Updater, AsyncScalesByWorkersAndMeasuresStaleness) {
   EXPECT_EQ(late.version, 2);
   EXPECT_EQ(updater.snapshot()->values, std::vector<float>(8, -3.0f));  // -(2 + 4) / 2
   const PushOutcome ahead = submit(updater, gradient(0, 7, 1.0f)).get();
-  EXPECT_EQ(ahead.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(ahead.status.error_code(), PushCode::InvalidArgument);
   EXPECT_EQ(updater.version(), 2);
   EXPECT_EQ(updater.stats_json()["staleness"]["histogram"], nlohmann::json({{"0", 1}, {"1", 1}}));
 }
@@ -145,7 +145,7 @@ TEST_F(Updater, BoundedStalenessHoldsAWorkerThatRunsAhead) {
   auto stuck = submit(updater, gradient(0, 3, 1.0f));
   ASSERT_TRUE(ready(stuck, 3.0 * kTimeScale));
   const PushOutcome outcome = stuck.get();
-  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(outcome.status.error_code(), PushCode::DeadlineExceeded);
   EXPECT_NE(outcome.status.error_message().find("worker(s) 1"), std::string::npos) << outcome.status.error_message();
   // A worker that is done no longer holds the others back.
   updater.worker_done(1);
@@ -160,9 +160,9 @@ TEST_F(Updater, StoppingAnswersEverythingPending) {
   updater.stop("test over");
   ASSERT_TRUE(ready(waiting, 1.0));
   const PushOutcome outcome = waiting.get();
-  EXPECT_EQ(outcome.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(outcome.status.error_code(), PushCode::Unavailable);
   EXPECT_NE(outcome.status.error_message().find("test over"), std::string::npos);
-  EXPECT_EQ(submit(updater, gradient(1, 0, 1.0f)).get().status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(submit(updater, gradient(1, 0, 1.0f)).get().status.error_code(), PushCode::Unavailable);
   EXPECT_EQ(updater.version(), 0);
 }
 

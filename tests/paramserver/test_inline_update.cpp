@@ -93,7 +93,7 @@ TEST(InlineUpdate, AStepBegunInlineStillFailsAtItsTimeout) {
   ASSERT_EQ(alone.wait_for(std::chrono::duration<double>(3 * timeout)), std::future_status::ready);
   const double waited = seconds_between(start, SteadyClock::now());
   const Answer answer = alone.get();
-  EXPECT_EQ(answer.outcome.status.error_code(), grpc::StatusCode::ABORTED);
+  EXPECT_EQ(answer.outcome.status.error_code(), PushCode::Aborted);
   EXPECT_NE(answer.outcome.status.error_message().find("worker(s) 1 did not push"), std::string::npos)
       << answer.outcome.status.error_message();
   EXPECT_GE(waited, timeout * 0.99);
