@@ -72,7 +72,6 @@ void BucketPipeline::run() {
       std::lock_guard lock(mutex_);
       if (error && !error_) error_ = error;
       done_.push_back(times);
-      ++done_count_;
     }
     work_done_.notify_all();
   }
@@ -80,16 +79,15 @@ void BucketPipeline::run() {
 
 std::span<const BucketTimes> BucketPipeline::wait_all() {
   std::unique_lock lock(mutex_);
-  const int buckets = plan_.bucket_count();
-  work_done_.wait(lock, [&] { return stopping_ || done_count_ == buckets; });
-  if (done_count_ != buckets) {
+  const size_t buckets = static_cast<size_t>(plan_.bucket_count());
+  work_done_.wait(lock, [&] { return stopping_ || done_.size() == buckets; });
+  if (done_.size() != buckets) {
     throw IoError(fmt::format("bucket pipeline stopped with {} of {} buckets of the step not communicated",
-                              buckets - done_count_, buckets));
+                              buckets - done_.size(), buckets));
   }
   if (error_) std::rethrow_exception(error_);
   // Every bucket of the step is done, so backward (which only starts again after this returns)
   // and the communication thread (idle until the next bucket) leave these alone.
-  done_count_ = 0;
   pending_ = plan_.params_in_buckets();
   taken_.swap(done_);
   done_.clear();

@@ -72,7 +72,6 @@ class BucketPipeline {
   std::condition_variable work_done_;
   std::deque<BucketTimes> queue_;  // ready buckets, with when each became ready
   std::vector<BucketTimes> done_;  // this step's buckets so far, in the order done
-  int done_count_ = 0;
   bool stopping_ = false;
   std::exception_ptr error_;
   std::thread thread_;

@@ -10,30 +10,16 @@ const std::vector<TransportRow>& transport_catalogue() {
   // The chart colours keep the order the reports have always drawn: ring, mpi, ps-sync, ps-async,
   // none, then nccl.
   static const std::vector<TransportRow> rows = {
-      {kLocalTransport, TransportFamily::Local, Launcher::Alone, true, "one worker alone", 4},
-      {kRingTransport, TransportFamily::MpiAllreduce, Launcher::Mpirun, true, "ring allreduce", 0},
-      {kMpiTransport, TransportFamily::MpiAllreduce, Launcher::Mpirun, true, "MPI_Allreduce", 1},
-      {kNcclTransport, TransportFamily::Nccl, Launcher::Mpirun, true, "NCCL allreduce", 5},
+      {kLocalTransport, TransportFamily::Local, Launcher::Alone, true, 4},
+      {kRingTransport, TransportFamily::MpiAllreduce, Launcher::Mpirun, true, 0},
+      {kMpiTransport, TransportFamily::MpiAllreduce, Launcher::Mpirun, true, 1},
+      {kNcclTransport, TransportFamily::Nccl, Launcher::Mpirun, true, 5},
       {kPsSyncTransport, TransportFamily::ParameterServer, Launcher::MpirunWithServers, true,
-       "parameter servers, synchronous", 2},
+       2},
       {kPsAsyncTransport, TransportFamily::ParameterServer, Launcher::MpirunWithServers, false,
-       "parameter servers, asynchronous", 3},
+       3},
   };
   return rows;
-}
-
-int64_t TransportRow::step_bytes_per_worker(int64_t gradient_bytes, int workers) const {
-  if (workers <= 1) return family == TransportFamily::ParameterServer ? 2 * gradient_bytes : 0;
-  switch (family) {
-    case TransportFamily::Local:
-      return 0;
-    case TransportFamily::MpiAllreduce:
-    case TransportFamily::Nccl:
-      return 2 * gradient_bytes * (workers - 1) / workers;
-    case TransportFamily::ParameterServer:
-      return 2 * gradient_bytes;
-  }
-  return 0;
 }
 
 const TransportRow* find_transport_row(std::string_view name) {

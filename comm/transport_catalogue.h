@@ -2,7 +2,8 @@
 // The transport catalogue: one row per transport a blueprint may name, built into this dtbench or
 // not. Every room that must know something of a transport — how to launch it, whether it needs
 // parameter servers, whether its steps wait for every worker, what a step moves, how a report draws
-// it — asks the row, never the name. A new transport is a folder of its own that registers a
+// it — asks the row, never the name. (What a step moves is the cost model's, launch/predict/,
+// chosen there by the row's family.) A new transport is a folder of its own that registers a
 // factory (comm/registry.h) and one row here.
 #include <cstddef>
 #include <cstdint>
@@ -39,17 +40,12 @@ struct TransportRow {
   TransportFamily family;
   Launcher launcher;
   bool synchronous;          // a step waits for every worker's gradient
-  std::string_view label;    // what a report calls it in words
   size_t chart_colour;       // its colour index in every report's charts
 
   bool parameter_server() const { return family == TransportFamily::ParameterServer; }
   bool needs_servers() const { return launcher == Launcher::MpirunWithServers; }
   // Workers reach each other through MPI (an MpiSession even without mpirun).
   bool over_mpi() const { return family == TransportFamily::MpiAllreduce || family == TransportFamily::Nccl; }
-  // Bytes one worker sends in one step (and receives as many) for a gradient of `gradient_bytes`
-  // across `workers`: an allreduce's reduce-scatter and allgather move 2·K·(N−1)/N, a parameter-
-  // server worker pushes K and pulls K; one worker alone moves nothing.
-  int64_t step_bytes_per_worker(int64_t gradient_bytes, int workers) const;
 };
 
 // Every row, in the order choices are listed to a user.

@@ -53,15 +53,6 @@ TEST(TransportCatalogue, FamiliesAndLaunchers) {
             (std::vector<std::string>{"ring", "mpi"}));
 }
 
-TEST(TransportCatalogue, ByteModelPerFamily) {
-  const int64_t k = 1200;
-  EXPECT_EQ(transport_row("none").step_bytes_per_worker(k, 1), 0);
-  EXPECT_EQ(transport_row("ring").step_bytes_per_worker(k, 1), 0);
-  EXPECT_EQ(transport_row("ring").step_bytes_per_worker(k, 4), 2 * k * 3 / 4);
-  EXPECT_EQ(transport_row("nccl").step_bytes_per_worker(k, 3), 2 * k * 2 / 3);
-  EXPECT_EQ(transport_row("ps-async").step_bytes_per_worker(k, 8), 2 * k);
-}
-
 TEST(TransportCatalogue, ChartColoursAreDistinct) {
   std::vector<size_t> colours;
   for (const auto& row : transport_catalogue()) colours.push_back(row.chart_colour);
