@@ -5,3 +5,10 @@
 function(dtbench_orchestration_flags)
   add_compile_options($<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CONFIG:Release>>:-O1>)
 endfunction()
+
+# The files of an orchestrating directory that compute after all (a server's update pass): back at
+# the build type's level.
+function(dtbench_keep_build_level)
+  set_source_files_properties(${ARGN} DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
+                              PROPERTIES COMPILE_OPTIONS $<$<CONFIG:Release>:-O3>)
+endfunction()
