@@ -247,7 +247,10 @@ void print_results(const Blueprint& bp, const Engine& trainer, const RunSummary&
   fmt::print("{}\n{}", epochs_table(summary.epochs), breakdown_table(summary.epochs));
   const auto autotune = fmt::format("; of it, autotune {:.2f} s, before the first step", summary.autotune_seconds);
   fmt::print("Start-up {:.2f} s (dtbench's start to the first step{})\n", summary.startup_seconds,
-             model.device() != nullptr ? autotune : std::string());
+             summary.autotune_seconds > 0.0 ? autotune : std::string());
+  if (const auto conv = summary.provenance.engine.find("conv_algorithms"); conv != summary.provenance.engine.end()) {
+    fmt::print("Convolutions {}\n", conv->value("summary", std::string()));
+  }
   if (const auto span = run_span_of(report_json(summary), reports.workers())) fmt::print("{}", run_span_line(*span));
   if (!reports.workers().empty()) {
     fmt::print("\n{}", workers_table(reports.workers()));

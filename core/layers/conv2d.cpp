@@ -1,30 +1,18 @@
 #include "core/layers/conv2d.h"
 
-#include "core/kernels/conv_direct.h"
-#include "core/kernels/conv_gemm.h"
-#include "core/kernels/conv_lanes.h"
-#include "core/kernels/conv_winograd.h"
+#include "core/kernels/conv_algorithms.h"
 #include "core/util/error.h"
 
 namespace dtbench {
 
 namespace {
 
-struct ConvKernels {
-  void (*forward)(float*, const float*, const float*, const float*, const ConvSizes&);
-  void (*backward)(float*, float*, float*, const float*, const float*, const float*,
-                   const ConvSizes&);
-};
-
-// The fastest path that applies (each measured against the others on the models' layers):
-// Winograd for 3x3 stride-1 layers with enough channels, direct loops for few channels, eight
-// samples in the vector lanes for small planes with a few dozen channel pairs, im2col + sgemm for
-// the rest.
-ConvKernels kernels_for(const ConvSizes& sizes) {
-  if (conv2d_winograd_applies(sizes)) return {conv2d_winograd_forward, conv2d_winograd_backward};
-  if (conv2d_lanes_applies(sizes)) return {conv2d_lanes_forward, conv2d_lanes_backward};
-  if (conv2d_direct_applies(sizes)) return {conv2d_direct_forward, conv2d_direct_backward};
-  return {conv2d_forward, conv2d_backward};
+// The algorithms of a batch size: the measured ones once autotune ran for it, else the rules'.
+ConvFunctions functions_for(const std::map<int64_t, ConvTuning>& tunings, const ConvSizes& sizes, bool forward) {
+  const auto tuned = tunings.find(sizes.batch);
+  const ConvAlgorithm algorithm =
+      tuned == tunings.end() ? rule_choice(sizes) : forward ? tuned->second.forward : tuned->second.backward;
+  return conv_functions(algorithm);
 }
 
 }  // namespace
@@ -90,7 +78,7 @@ const Tensor& Conv2d::forward(const Tensor& input, Mode mode) {
   const int64_t batch = input.dim(0);
   output_.resize({batch, out_channels_, out_height_, out_width_});
   const float* bias = has_bias_ ? bias_.value : nullptr;
-  kernels_for(sizes(batch)).forward(output_.data(), input.data(), weight_.value, bias,
+  functions_for(tunings_, sizes(batch), /*forward=*/true).forward(output_.data(), input.data(), weight_.value, bias,
                                     sizes(batch));
   return output_;
 }
@@ -106,9 +94,13 @@ Tensor& Conv2d::backward(Tensor& grad_output) {
     dinp = grad_input_.data();
   }
   float* dbias = has_bias_ ? bias_.grad : nullptr;
-  kernels_for(sizes(batch)).backward(dinp, weight_.grad, dbias, grad_output.data(),
+  functions_for(tunings_, sizes(batch), /*forward=*/false).backward(dinp, weight_.grad, dbias, grad_output.data(),
                                      input_->data(), weight_.value, sizes(batch));
   return grad_input_;
+}
+
+void Conv2d::autotune(int64_t batch) {
+  if (!tunings_.contains(batch)) tunings_.emplace(batch, tuned_conv(sizes(batch), needs_input_grad_));
 }
 
 void Conv2d::collect_params(std::vector<Param*>& out) {

@@ -1,17 +1,17 @@
 #pragma once
+#include <map>
+
 #include "core/layers/layer.h"
+#include "core/tuning/conv_tuning.h"
 
 namespace dtbench {
 
-struct ConvSizes;  // core/kernels/im2col.h
-
 // 2-D convolution, NCHW. Input (B, Cin, H, W), output (B, Cout, Ho, Wo) with
 // Ho = (H + 2·padding − kernel) / stride + 1. weight (Cout, Cin, k, k), bias (Cout) when enabled.
-// 3x3 stride-1 convolutions with 16 or more input channels run by Winograd's F(2x2, 3x3)
-// (core/kernels/conv_winograd.h), stride-1 ones with few channels by direct loops
-// (core/kernels/conv_direct.h), all others by im2col + sgemm (core/kernels/conv_gemm.h: forward
-// one sgemm, backward sgemm for the weight gradient and sgemm + col2im for the input gradient).
-// Each path's scratch is shared by all convolutions on a thread.
+// Computed by one of core/kernels/conv_algorithms.h's algorithms (im2col + sgemm, Winograd, lanes,
+// direct loops), forward and backward each: the fastest measured for the batch size once
+// autotune(batch) ran (core/tuning/conv_tuning.h), the fixed rules' choice before. Each
+// algorithm's scratch is shared by all convolutions on a thread.
 class Conv2d : public Layer {
  public:
   Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride = 1,
@@ -22,6 +22,12 @@ class Conv2d : public Layer {
   Tensor& backward(Tensor& grad_output) override;
   void collect_params(std::vector<Param*>& out) override;
   int64_t macs_per_sample() const override;
+  // Measures (or reads from the machine's tuning cache) the algorithms for batches of `batch`.
+  void autotune(int64_t batch) override;
+  // What autotune chose, by batch size (empty before it ran).
+  const std::map<int64_t, ConvTuning>& tunings() const { return tunings_; }
+  // This layer's sizes for a batch (the shape its algorithms are chosen for).
+  ConvSizes sizes(int64_t batch) const;
   // The configuration, for a device twin (core/device/device.h).
   int64_t in_channels() const { return in_channels_; }
   int64_t out_channels() const { return out_channels_; }
@@ -33,14 +39,13 @@ class Conv2d : public Layer {
   Shape sample_input() const { return {in_channels_, height_, width_}; }
 
  private:
-  ConvSizes sizes(int64_t batch) const;
-
   int64_t in_channels_, out_channels_, kernel_, stride_, padding_;
   bool has_bias_;
   int64_t height_ = 0, width_ = 0, out_height_ = 0, out_width_ = 0;
   Param weight_, bias_;
   const Tensor* input_ = nullptr;
   Tensor output_, grad_input_;
+  std::map<int64_t, ConvTuning> tunings_;
 };
 
 }  // namespace dtbench

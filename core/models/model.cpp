@@ -39,7 +39,10 @@ void Model::walk(Layer& layer, const std::string& path, std::vector<Param*>& par
   macs_per_sample_ += info.macs_per_sample;
   all_layers_.push_back(&layer);
   const auto children = layer.children();
-  if (children.empty()) layers_.push_back(std::move(info));
+  if (children.empty()) {
+    layers_.push_back(std::move(info));
+    leaf_layers_.push_back(&layer);
+  }
   for (auto& [child_name, child] : children) {
     walk(*child, path.empty() ? child_name : path + "." + child_name, params);
   }

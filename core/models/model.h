@@ -56,6 +56,8 @@ class Model {
   // Batch norm running statistics and other buffers that define the model besides its weights.
   const std::vector<Tensor*>& buffers() const { return buffers_; }
   const std::vector<LayerInfo>& layers() const { return layers_; }
+  // The leaf layers themselves, in the order and with the paths of layers().
+  const std::vector<const Layer*>& leaf_layers() const { return leaf_layers_; }
   int64_t parameter_count() const { return parameter_count_; }
   int64_t macs_per_sample() const { return macs_per_sample_; }
   // The backend it was built for; null for the host.
@@ -77,6 +79,7 @@ class Model {
   std::function<void(const Param&)> gradient_ready_;
   std::function<void(Layer&)> backward_observer_;
   std::vector<LayerInfo> layers_;
+  std::vector<const Layer*> leaf_layers_;
   int64_t parameter_count_ = 0;
   int64_t macs_per_sample_ = 0;
 };

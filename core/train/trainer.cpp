@@ -118,7 +118,7 @@ double RunClock::unix_seconds(Clock::time_point at) const { return start_unix_se
 double Trainer::autotune() {
   if (autotuned_) return 0.0;
   autotuned_ = true;
-  if (model_.device() == nullptr) return 0.0;
+  if (model_.device() == nullptr && !options_.measure_conv_algorithms) return 0.0;
   const auto start = Clock::now();
   std::vector<int64_t> sizes = batch_sizes(train_);
   if (test_ != nullptr) {

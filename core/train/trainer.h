@@ -38,6 +38,9 @@ struct TrainerOptions {
   double compute_delay_seconds = 0.0;
   // Evaluation stops before a batch that would take it past this many test samples; 0: all.
   int64_t eval_max_samples = 0;
+  // On the host: choose each convolution's algorithms by measuring them at the run's batch sizes
+  // before the first step (core/tuning/conv_tuning.h), rather than by the fixed rules.
+  bool measure_conv_algorithms = false;
 };
 
 struct Evaluation {
@@ -87,9 +90,10 @@ struct RunClock {
 class Trainer {
  public:
   Trainer(Model& model, Loader& train, Loader* test, GradientSync& sync, TrainerOptions options);
-  // With the model on a device: every layer's autotune (cuDNN's algorithm search) for each batch
-  // size training and evaluation will use, before any step, so that no timed step holds it.
-  // Returns its seconds (0 on the host). run() does it first unless it was done; the train command
+  // With the model on a device, or with measure_conv_algorithms on the host: every layer's
+  // autotune (cuDNN's algorithm search; the host's convolution timing) for each batch size
+  // training and evaluation will use, before any step, so that no timed step holds it.
+  // Returns its seconds (0 when there was none). run() does it first unless it was done; the train command
   // does it before training starts and reports it apart (start-up, autotune_seconds).
   double autotune();
   // Runs the epochs; calls `observer` after each one. Returns all epochs' results.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/profile/trace_writer.h"
+#include "core/models/conv_choices.h"
 #include "core/util/blas.h"
 
 namespace dtbench {
@@ -32,11 +33,15 @@ void DtbenchEngine::train(EngineRun& run) const {
                      .device_marks = bp.device_marks,
                      .trace = trace ? &*trace : nullptr,
                      .compute_delay_seconds = bp.straggler.rank == rank ? bp.straggler.delay_ms / 1e3 : 0.0,
-                     .eval_max_samples = bp.eval_max_samples});
+                     .eval_max_samples = bp.eval_max_samples,
+                     .measure_conv_algorithms = bp.conv_algorithms == "measured"});
     // Every worker starts its first epoch together: set-up (data, connections, a server's first
     // answer) takes each its own time, and a run's throughput is counted from its first worker's
     // start (run_span.h), so a worker that began early would count the others' set-up as training.
     run.autotune_seconds = trainer.autotune();  // start-up: no timed step holds the algorithm search
+    // What each convolution computes with, for the report: choices differ between machines.
+    const auto choices = conv_choices(run.model, std::min(bp.batch, run.train.shard_size()));
+    if (!choices.empty()) run.provenance["conv_algorithms"] = conv_choices_json(choices);
     if (run.channel.world() > 1) run.channel.barrier();
     run.training_started();
     trainer.run(run.epoch_done);

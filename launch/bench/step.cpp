@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/models/conv_choices.h"
 #include "core/layers/loss.h"
 #include "core/models/models.h"
 #include "core/optim/optimizer.h"
@@ -34,7 +35,19 @@ struct StepBenchOptions {
   std::string device = "cpu";
   std::string precision = "fp32";
   std::string dump_dir;  // --dump-step: write one step's inputs and gradients here instead of timing
+  std::string conv_algorithms = "measured";  // measured | rules (core/tuning/conv_tuning.h)
+  bool explain = false;  // --explain: each convolution's shape and algorithms, with what was timed
 };
+
+// Each host convolution's algorithms and the times they were chosen by (rules: only the rules').
+void explain_convolutions(const Model& model, int64_t batch) {
+  const std::vector<LayerConvChoice> choices = conv_choices(model, batch);
+  for (const LayerConvChoice& c : choices) {
+    fmt::print("  {:<22} {:<32} {}\n", c.layer, conv_shape_text(c.sizes),
+               c.measured ? conv_tuning_text(c.tuning) : fmt::format("{} (rules)", conv_algorithm_name(c.tuning.rule)));
+  }
+  if (!choices.empty()) fmt::print("  convolutions {}\n", conv_choices_summary(choices));
+}
 
 double median_ms(std::vector<double> seconds) {
   std::sort(seconds.begin(), seconds.end());
@@ -61,6 +74,7 @@ void bench_one_model(const models::ModelEntry& entry, const StepBenchOptions& op
                options.batch, options.dump_dir);
     return;
   }
+  if (options.conv_algorithms == "measured" && device == nullptr) model->autotune(options.batch);
   const OptimizerConfig sgd{.name = "sgd", .learning_rate = 0.01f, .momentum = 0.9f};
   std::unique_ptr<Optimizer> optimizer = device != nullptr ? device->make_optimizer(sgd, model->arena().count()) : nullptr;
   if (optimizer == nullptr) optimizer = make_optimizer(sgd, model->arena().count());
@@ -86,6 +100,7 @@ void bench_one_model(const models::ModelEntry& entry, const StepBenchOptions& op
   fmt::print("{:<10} {:>6} {:>11.3f} {:>12.3f} {:>10.3f} {:>10.3f} {:>10.1f} {:>12.1f}\n", entry.name,
              options.batch, f, b, u, f + b + u, 1e3 * static_cast<double>(options.batch) / (f + b + u),
              static_cast<double>(peak_resident_bytes()) / (1 << 20));
+  if (options.explain && device == nullptr) explain_convolutions(*model, options.batch);
 }
 
 }  // namespace
@@ -103,6 +118,13 @@ void add_step_bench(CLI::App& bench) {
   command->add_option("--device", options->device, "Where the step runs: cpu, or cuda (the first GPU)");
   command->add_option("--precision", options->precision,
                       "fp32, or tf32 (a GPU's TF32 tensor cores for convolutions and matrix products)");
+  command->add_option("--conv-algorithms", options->conv_algorithms,
+                      "The host's convolution algorithms: measured (each shape's fastest, timed before the steps "
+                      "or read from the machine's tuning cache) or rules (the fixed choice)")
+      ->check(CLI::IsMember({"measured", "rules"}));
+  command->add_flag("--explain", options->explain,
+                    "After each model's line: every convolution's shape and algorithms, and the times they were "
+                    "chosen by");
   command->add_option("--dump-step", options->dump_dir,
                       "Instead of timing: write one step's weights, input, labels and gradients to this folder "
                       "(scripts/fp64_step_check.py)");
@@ -116,9 +138,10 @@ void add_step_bench(CLI::App& bench) {
                  options->model, options->device);
     }
     const std::unique_ptr<DeviceBackend> device = open_device(options->device, 0, precision);
-    fmt::print("BLAS core {}, {} threads{}, precision {}; median of {} steps after {} warm-up\n", blas::core_name(),
-               blas::threads(), device != nullptr ? ", device " + device_text(device->properties()) : "",
-               precision_name(precision), options->steps, options->warmup);
+    fmt::print("BLAS core {}, {} threads{}, precision {}, convolutions {}; median of {} steps after {} warm-up\n",
+               blas::core_name(), blas::threads(),
+               device != nullptr ? ", device " + device_text(device->properties()) : "", precision_name(precision),
+               device != nullptr ? "by the device's search" : options->conv_algorithms, options->steps, options->warmup);
     fmt::print("{:<10} {:>6} {:>11} {:>12} {:>10} {:>10} {:>10} {:>12}\n", "model", "batch", "forward ms",
                "backward ms", "update ms", "step ms", "images/s", "peak RSS MiB");
     bool found = false;

@@ -324,6 +324,7 @@ void check_ranges(const Blueprint& bp, const std::string& source) {
   }
   require_one_of(source, "device", bp.device, known_devices());
   require_one_of(source, "precision", bp.precision, known_precisions());
+  require_one_of(source, "conv_algorithms", bp.conv_algorithms, {"measured", "rules"});
   if (bp.device == "cpu") check_host_precision(parse_precision(bp.precision, "precision"), source + ": key 'precision'");
   require_one_of(source, "ps.placement", bp.ps.placement, {"balanced", "hash"});
   require(bp.ps.key_kb >= 1, source, "ps.key_kb", "an integer >= 1", std::to_string(bp.ps.key_kb));
@@ -375,6 +376,7 @@ Blueprint parse_blueprint(const std::string& text, const std::string& source,
   top.read("engine", bp.engine);
   top.read("device", bp.device);
   top.read("precision", bp.precision);
+  top.read("conv_algorithms", bp.conv_algorithms);
   top.read("output", bp.output);
 
   read_data_and_optimizer(top, source, bp);

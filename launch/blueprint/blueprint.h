@@ -76,6 +76,9 @@ struct Blueprint {
   int threads = 0;  // BLAS threads; 0: one per core
   std::string device = "cpu";  // cpu | cuda (the GPU by local rank); core/device/device.h
   std::string precision = "fp32";  // fp32 | tf32 (a GPU's tensor cores; the cpu has fp32 only)
+  // The host's convolution algorithms: measured per shape before the first step (core/tuning/) |
+  // rules (the fixed choice, as before measuring existed).
+  std::string conv_algorithms = "measured";
   std::string transport{kLocalTransport};
   // Who trains: dtbench's own engine, or PyTorch (a Python worker per rank, pytorch/README.md),
   // whose transports are none and ddp (DistributedDataParallel over gloo).

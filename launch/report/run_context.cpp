@@ -62,6 +62,7 @@ RunContext run_context(const json& report) {
   c.blas_core = lenient<std::string>(provenance, "blas_core", "");
   c.commit = lenient<std::string>(provenance, "git_commit", "");
   c.torch_settings = lenient<std::string>(member(provenance, "engine"), "settings", "");
+  c.conv_algorithms = lenient<std::string>(member(member(provenance, "engine"), "conv_algorithms"), "summary", "");
   c.device = device_text(member(provenance, "device"));
   c.precision = lenient<std::string>(provenance, "precision", "");
   if (const auto host = lenient<std::string>(provenance, "hostname", ""); !host.empty()) c.hosts = {host};

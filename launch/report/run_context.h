@@ -22,6 +22,7 @@ struct RunContext {
   std::string cpu_model, blas_core, commit;
   std::string torch_settings;  // the PyTorch engine's profile in one line (provenance.engine.settings); "" for dtbench's
   std::string device;          // "cpu", or the GPU with its driver and libraries; empty: not recorded
+  std::string conv_algorithms;  // the host convolutions' algorithms in one line (provenance.engine.conv_algorithms.summary)
   std::string precision;       // "fp32", "tf32"; empty: not recorded (reports before the key)
   std::vector<std::string> hosts;  // each worker's host name by rank; rank 0's alone when the others' are unknown
   std::string link;            // an emulated cluster's link ("1gbit"), from report.json's network; empty: unknown

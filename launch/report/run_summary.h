@@ -25,8 +25,9 @@ struct RunSummary {
   int world = 1;
   double clock_read_seconds = 0.0;  // cost of one clock read, for the profiler-overhead estimate
   double startup_seconds = 0.0;     // from the process's start to its training's start
-  // Of start-up, the device's autotune before the first step (cuDNN's algorithm search; 0 on the
-  // host): done before training so that no timed step holds it (Trainer::autotune).
+  // Of start-up, the autotune before the first step (a device's cuDNN search, or the host's
+  // convolution timing; 0 with conv_algorithms: rules on the host): done before training so that
+  // no timed step holds it (Trainer::autotune).
   double autotune_seconds = 0.0;
   nlohmann::json network;           // this rank's cluster host and interface traffic (network.h)
   std::vector<EpochResult> epochs;

@@ -79,6 +79,7 @@ std::vector<std::pair<std::string, std::string>> provenance_header(const std::ve
       {"PyTorch", distinct(runs, [](const RunRecord& r) { return r.context.torch_settings; })},
       {"Device", distinct(runs, [](const RunRecord& r) { return r.context.device; })},
       {"Precision", distinct(runs, [](const RunRecord& r) { return r.context.precision; })},
+      {"Convolutions", distinct(runs, [](const RunRecord& r) { return r.context.conv_algorithms; })},
       {"Commit", distinct(runs, [](const RunRecord& r) { return r.context.commit; })},
   };
   std::vector<std::pair<std::string, std::string>> known;

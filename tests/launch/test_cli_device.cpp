@@ -72,7 +72,7 @@ TEST(CliDevice, Tf32OnTheCpuIsRefusedAndBenchStepNamesThePrecision) {
       << unknown.output;
   const Outcome fp32 = dtbench("bench step --precision fp32 --model mlp --batch 2 --steps 1 --warmup 0");
   EXPECT_EQ(fp32.exit_code, 0) << fp32.output;
-  EXPECT_NE(fp32.output.find("threads, precision fp32;"), std::string::npos) << fp32.output;
+  EXPECT_NE(fp32.output.find("threads, precision fp32, convolutions measured;"), std::string::npos) << fp32.output;
 }
 
 TEST(CliDevice, AnUnknownDeviceIsNamedWithTheChoices) {
