@@ -25,6 +25,7 @@
 #include "engines/engine_table.h"
 #include "launch/blueprint/blueprint.h"
 #include "launch/blueprint/run_name.h"
+#include "launch/cluster/slurm_job.h"
 #include "launch/cluster/whereabouts.h"
 #include "launch/commands.h"
 #include "launch/monitor/proc_parsers.h"
@@ -350,7 +351,10 @@ EngineRun engine_run(const Blueprint& bp, Setup& s, Worker& worker, RunSummary& 
 }
 
 std::string failure_reason(const std::exception& error) {
-  return stop_signal != 0 ? fmt::format("{} (signal {})", error.what(), static_cast<int>(stop_signal)) : error.what();
+  if (stop_signal == 0) return error.what();
+  const int signal = static_cast<int>(stop_signal);
+  const std::optional<std::string> slurm = cluster::slurm_stop_cause(signal);
+  return fmt::format("{} ({})", error.what(), slurm ? *slurm : fmt::format("signal {}", signal));
 }
 
 // One rank's error ends the job: the others may be waiting for this rank. Every rank still

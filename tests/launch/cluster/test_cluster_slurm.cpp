@@ -128,7 +128,7 @@ TEST_F(ClusterSlurm, ScancelMidRunEndsEveryRankWithANamedErrorInTheReport) {
   const auto report = testing::read_json(run / "report.json");
   EXPECT_EQ(report.at("status").get<std::string>(), "failed") << report.dump(2);
   const std::string error = report.at("error").get<std::string>();
-  EXPECT_NE(error.find("signal 15"), std::string::npos) << error;
+  EXPECT_NE(error.find(fmt::format("cancelled by Slurm (scancel of job {})", job)), std::string::npos) << error;
   const Outcome sacct = testing::shell("sacct -c --noheader --format=JobID,State");
   EXPECT_NE(sacct.output.find(job + " ") , std::string::npos) << sacct.output;
   EXPECT_NE(sacct.output.find("CANCELLED"), std::string::npos) << sacct.output;
