@@ -47,6 +47,26 @@ class ClusterSlurm : public testing::ClusterTest {
                        (root_ / "data").string(), (root_ / "runs").string(), overrides);
   }
 
+  // The run directory of a job that has started training (within 90 s), or empty.
+  fs::path wait_for_run() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    fs::path run;
+    while (std::chrono::steady_clock::now() < deadline && (run = testing::only_child(root_ / "runs")).empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return run;
+  }
+
+  // Waits (up to 30 s) for `job` to leave the queue; whether it did.
+  static bool wait_until_gone(const std::string& job) {
+    for (int tries = 0; tries < 150; ++tries) {
+      const Outcome queued = testing::shell("squeue --noheader --jobs " + job);
+      if (queued.output.empty() || queued.exit_code != 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  }
+
   // Processes whose command line names `text` (the cluster's directory): Slurm's daemons and steps.
   static std::string processes_naming(const std::string& text) {
     std::string found;
@@ -104,25 +124,14 @@ TEST_F(ClusterSlurm, ScancelMidRunEndsEveryRankWithANamedErrorInTheReport) {
   const std::string job = submitted.output.substr(0, submitted.output.find_first_of(";\n"));
 
   // Running, on both nodes, with steps behind it (a trace per rank is written as it trains).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  fs::path run;
-  while (std::chrono::steady_clock::now() < deadline &&
-         (run = testing::only_child(root_ / "runs")).empty()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  const fs::path run = wait_for_run();
   ASSERT_FALSE(run.empty()) << testing::shell("squeue; cat " + (root_ / "job-*.out").string()).output;
   std::this_thread::sleep_for(std::chrono::seconds(3));
   const Outcome queued = testing::shell("squeue --noheader --format='%i %T %N' --jobs " + job);
   EXPECT_EQ(queued.output, fmt::format("{} RUNNING {}-h[0-1]\n", job, name));
 
   EXPECT_EQ(testing::shell("scancel " + job).exit_code, 0);
-  Outcome gone;
-  for (int tries = 0; tries < 150; ++tries) {
-    gone = testing::shell("squeue --noheader --jobs " + job);
-    if (gone.output.empty() || gone.exit_code != 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  EXPECT_TRUE(gone.output.empty() || gone.exit_code != 0) << "job " << job << " still queued: " << gone.output;
+  EXPECT_TRUE(wait_until_gone(job)) << "job " << job << " still queued: " << testing::shell("squeue").output;
   EXPECT_EQ(processes_naming((root_ / "runs").string()), "") << "a rank outlived its cancelled job";
 
   const auto report = testing::read_json(run / "report.json");
@@ -133,6 +142,72 @@ TEST_F(ClusterSlurm, ScancelMidRunEndsEveryRankWithANamedErrorInTheReport) {
   EXPECT_NE(sacct.output.find(job + " ") , std::string::npos) << sacct.output;
   EXPECT_NE(sacct.output.find("CANCELLED"), std::string::npos) << sacct.output;
   EXPECT_EQ(testing::dtbench("cluster down " + name).exit_code, 0);
+  EXPECT_EQ(processes_naming(dir.string()), "");
+}
+
+// A node made unreachable mid-job ends the run as under mpirun (test_cluster_freeze.cpp): rank 0's
+// report names the silent rank and its host within the transport's timeout.
+TEST_F(ClusterSlurm, AFrozenNodeEndsTheJobsRunNamingTheSilentRankAsUnderMpirun) {
+  const std::string name = unique_name();
+  const fs::path dir = up_with_slurm(name);
+  synth("cifar10", 512, 64, "data");
+  const Outcome submitted =
+      testing::shell(sbatch("--parsable", "--set epochs=1000 --set batch=16 --set comm.timeout_s=5"));
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
+  const std::string job = submitted.output.substr(0, submitted.output.find_first_of(";\n"));
+  const fs::path run = wait_for_run();
+  ASSERT_FALSE(run.empty()) << testing::shell("squeue; cat " + (root_ / "job-*.out").string()).output;
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // training, past the first steps
+
+  const auto frozen = std::chrono::steady_clock::now();
+  const Outcome freeze = testing::dtbench("cluster freeze " + name + " 1");
+  ASSERT_EQ(freeze.exit_code, 0) << freeze.output;
+  nlohmann::json report;
+  while (std::chrono::steady_clock::now() - frozen < std::chrono::seconds(60)) {
+    report = testing::read_json(run / "report.json");
+    if (report.value("status", "") == "failed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - frozen).count();
+  std::printf("node frozen to rank 0's failed report: %.1f s\n", seconds);
+  EXPECT_EQ(report.value("status", ""), "failed") << report.dump(2);
+  const std::string error = report.value("error", "");
+  EXPECT_NE(error.find("rank 1 on " + name + "-h1 did not answer a roll call"), std::string::npos) << error;
+  EXPECT_LT(seconds, 5 + 25) << error;
+
+  EXPECT_EQ(testing::dtbench("cluster thaw " + name + " 1").exit_code, 0);
+  testing::shell("scancel " + job);
+  EXPECT_TRUE(wait_until_gone(job)) << testing::shell("squeue").output;
+  EXPECT_EQ(testing::dtbench("cluster down " + name).exit_code, 0);
+  EXPECT_EQ(cluster_leftovers(name), std::vector<std::string>{});
+  EXPECT_EQ(processes_naming(dir.string()), "");
+}
+
+// The second shipped script: the parameter servers as one job step, the workers as another, to a
+// report of a ps-sync run and the servers' own reports; then nothing left.
+TEST_F(ClusterSlurm, TheParameterServerScriptRunsServersAndWorkersAsTwoStepsToAReport) {
+  const std::string name = unique_name();
+  const fs::path dir = up_with_slurm(name);
+  synth("cifar10", 512, 64, "data");
+  const fs::path sources = fs::path(DTBENCH_CONFIGS_DIR).parent_path();
+  const fs::path state = root_ / "servers";
+  const Outcome job = testing::shell(fmt::format(
+      "DTBENCH={} DTBENCH_PS_STATE={} sbatch --wait --time=3 --chdir={} --output={}/job-%j.out "
+      "{}/cluster/slurm-parameter-servers.sbatch sync --set dataset.path={} --set output={} --set steps=8 "
+      "--set batch=16",
+      testing::dtbench_binary(), state.string(), sources.string(), root_.string(), DTBENCH_CONFIGS_DIR,
+      (root_ / "data").string(), (root_ / "runs").string()));
+  ASSERT_EQ(job.exit_code, 0) << job.output << testing::shell("cat " + (root_ / "job-*.out").string()).output;
+  const fs::path run = testing::only_child(root_ / "runs");
+  ASSERT_FALSE(run.empty()) << testing::shell("cat " + (root_ / "job-*.out").string()).output;
+  const auto report = testing::read_json(run / "report.json");
+  EXPECT_EQ(report.at("status").get<std::string>(), "complete") << report.dump(2);
+  EXPECT_EQ(report.at("world").get<int>(), 2);
+  EXPECT_EQ(report.at("transport").get<std::string>(), "ps-sync");
+  const Outcome servers = testing::shell("ls -R " + state.string());
+  EXPECT_NE(servers.output.find("ps.token"), std::string::npos) << servers.output;
+  EXPECT_EQ(testing::dtbench("cluster down " + name).exit_code, 0);
+  EXPECT_EQ(cluster_leftovers(name), std::vector<std::string>{});
   EXPECT_EQ(processes_naming(dir.string()), "");
 }
 
