@@ -1,6 +1,7 @@
 #include "core/tuning/conv_tuning.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -208,8 +209,20 @@ ConvTuning tuned_conv(const ConvSizes& sizes, bool input_grad) {
   ConvTuning busy;
   const nlohmann::json entry = cache.find_or_measure(key, [&]() -> std::optional<nlohmann::json> {
     measured = true;
-    ConvTuning tuning = measure_conv(sizes, input_grad);
+    // Once one shape found the machine too busy, this process measures no more: on a host held
+    // to a fraction of a core every timing loses its CPU, and each shape would cost its full
+    // rounds only to keep the rules' choice.
+    static std::atomic<bool> found_busy{false};
+    ConvTuning tuning;
+    if (found_busy) {
+      tuning.rule = tuning.forward = tuning.backward = rule_choice(sizes);
+      tuning.too_busy = true;
+      tuning.disturbed_share = 1.0;
+    } else {
+      tuning = measure_conv(sizes, input_grad);
+    }
     if (tuning.too_busy) {
+      found_busy = true;
       busy = std::move(tuning);
       return std::nullopt;
     }
@@ -238,10 +251,12 @@ std::string conv_tuning_text(const ConvTuning& tuning) {
     times += fmt::format("{}{} {}/{}", times.empty() ? "" : ", ", conv_algorithm_name(trial.algorithm),
                          ms(trial.forward_ms), ms(trial.backward_ms));
   }
-  const std::string how = tuning.too_busy ? fmt::format(", the rules': the machine was too busy ({:.0f} % of the "
-                                                        "timings lost their CPU)", 100.0 * tuning.disturbed_share)
-                         : tuning.from_cache ? ", from the cache"
-                                             : "";
+  std::string how = tuning.from_cache ? ", from the cache" : "";
+  if (tuning.too_busy) {
+    how = tuning.trials.empty() ? ", the rules': an earlier layer found the machine too busy to measure"
+                                : fmt::format(", the rules': the machine was too busy ({:.0f} % of the timings lost "
+                                              "their CPU)", 100.0 * tuning.disturbed_share);
+  }
   return fmt::format("forward {}, backward {} (rule: {}){}; ms forward/backward: {}", conv_algorithm_name(tuning.forward),
                      conv_algorithm_name(tuning.backward), conv_algorithm_name(tuning.rule), how, times);
 }

@@ -257,6 +257,12 @@ TEST(ConvTuning, LayersShareTheMachinesChoicesThroughTheCache) {
   ASSERT_EQ(second.tunings().size(), 1u);
   const ConvTuning& measured = first.tunings().at(4);
   const ConvTuning& read_back = second.tunings().at(4);
+  if (measured.too_busy) {  // the suite's neighbours took most timings' CPU: nothing kept, the rules used
+    EXPECT_TRUE(read_back.too_busy);
+    EXPECT_EQ(read_back.forward, rule_choice(first.sizes(4)));
+    EXPECT_FALSE(std::filesystem::exists(folder.path() / "conv-algorithms.json"));
+    return;
+  }
   EXPECT_FALSE(measured.from_cache);
   EXPECT_TRUE(read_back.from_cache);
   EXPECT_EQ(read_back.forward, measured.forward);
