@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 #include <grpcpp/create_channel.h>
-#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
@@ -19,6 +18,7 @@
 
 #include "core/profile/profiler.h"
 #include "core/util/error.h"
+#include "launch/bench/echo.grpc.pb.h"
 #include "launch/bench/timed_rounds.h"
 #include "paramserver/blocking_generic_call.h"
 
@@ -28,35 +28,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kEchoMethod = "/dtbench.bench.Echo/Call";
+constexpr const char* kEchoMethod = "/dtbench.bench.Echo/Call";  // echo.proto's Echo.Call
 
-// One raw method answered on the callback server, as PushPullOne is: the request's slices handed
-// back as the response, no parsing and no copy, with the status in the same write. A generic
-// service (gRPC's public API for methods no .proto declares) sees every call as a stream: it reads
-// the one request and answers.
-class EchoReactor final : public grpc::ServerGenericBidiReactor {
+// echo.proto's one method, raw and answered on the callback server, as PushPullOne is: the
+// request's slices handed back as the response, no parsing and no copy.
+class EchoService final : public bench::Echo::WithRawCallbackMethod_Call<bench::Echo::Service> {
  public:
-  explicit EchoReactor(const grpc::GenericCallbackServerContext& context) {
-    if (context.method() != kEchoMethod) {
-      Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "the echo server knows only " + std::string(kEchoMethod)));
-      return;
-    }
-    StartRead(&message_);
-  }
-  void OnReadDone(bool ok) override {
-    if (!ok) return Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "an echo call without a request"));
-    StartWriteAndFinish(&message_, grpc::WriteOptions(), grpc::Status::OK);
-  }
-  void OnDone() override { delete this; }
-
- private:
-  grpc::ByteBuffer message_;
-};
-
-class EchoService final : public grpc::CallbackGenericService {
- public:
-  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* context) override {
-    return new EchoReactor(*context);
+  grpc::ServerUnaryReactor* Call(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                 grpc::ByteBuffer* response) override {
+    *response = *request;
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
   }
 };
 
@@ -72,7 +55,7 @@ class EchoLine {
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterCallbackGenericService(&service_);
+    builder.RegisterService(&service_);
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || port == 0) throw IoError("gRPC echo probe: the echo server did not start on 127.0.0.1");
     channel_ = grpc::CreateCustomChannel(fmt::format("127.0.0.1:{}", port), grpc::InsecureChannelCredentials(),
