@@ -6,13 +6,12 @@
 #include <thread>
 
 #include <grpcpp/create_channel.h>
-#include <grpcpp/impl/client_unary_call.h>
-#include <grpcpp/support/sync_stream.h>
 #include <grpcpp/support/channel_arguments.h>
 #include <spdlog/spdlog.h>
 
 #include "core/util/clock.h"
 #include "core/util/error.h"
+#include "paramserver/blocking_generic_call.h"
 #include "paramserver/in_flight_calls.h"
 #include "paramserver/memory_reuse.h"
 #include "paramserver/wire_frames.h"
@@ -37,9 +36,10 @@ void set_deadline(grpc::ClientContext& context, double seconds) {
   throw IoError(message);
 }
 
-// Push and Pull as raw methods: the worker writes and reads grpc::ByteBuffers itself
-// (wire_frames.h), as the generated stub would with protobuf messages, but without copying floats
-// into or out of protobuf strings. The names are ps.proto's; the server parses the same bytes.
+// Push, Pull, PushPull and PushPullOne as raw calls on the generic stub (blocking_generic_call.h):
+// the worker writes and reads grpc::ByteBuffers itself (wire_frames.h), as the generated stub would
+// with protobuf messages, but without copying floats into or out of protobuf strings. The names are
+// ps.proto's; the server parses the same bytes.
 constexpr const char* kPushMethod = "/dtbench.ps.ParameterService/Push";
 constexpr const char* kPullMethod = "/dtbench.ps.ParameterService/Pull";
 constexpr const char* kPushPullMethod = "/dtbench.ps.ParameterService/PushPull";
@@ -65,13 +65,12 @@ struct ValuesRead {
 
 // Reads a stream of value chunks (PullChunk, PushPullChunk) into `assembler`: "" or what is wrong
 // with them. `first_at` is set when the first message arrives.
-template <typename Stream>
-std::string read_values(Stream& stream, ChunkFields fields, SliceAssembler& assembler, ValuesRead& read) {
+std::string read_values(BlockingGenericCall& stream, ChunkFields fields, SliceAssembler& assembler, ValuesRead& read) {
   grpc::ByteBuffer message;
   WireChunk chunk;
   std::string problem;
   bool first = true;
-  while (problem.empty() && stream.Read(&message)) {
+  while (problem.empty() && stream.read(&message)) {
     read.bytes += static_cast<int64_t>(message.Length());
     problem = chunk.parse(message, fields);
     const int64_t version = chunk.field(1);  // PullChunk.version, PushPullChunk.version
@@ -90,8 +89,7 @@ std::string read_values(Stream& stream, ChunkFields fields, SliceAssembler& asse
 
 // Writes the gradient's messages, the last one marked as the last (the end of the request stream
 // travels with it); stops early when the server has ended the call. Returns the bytes written.
-template <typename Stream>
-int64_t write_gradient(Stream& stream, FrameWriter& frames, int worker, int64_t version) {
+int64_t write_gradient(BlockingGenericCall& stream, FrameWriter& frames, int worker, int64_t version) {
   int64_t bytes = 0, payload_bytes = 0;
   bool first = true;
   while (first || !frames.done()) {
@@ -100,7 +98,7 @@ int64_t write_gradient(Stream& stream, FrameWriter& frames, int worker, int64_t 
     bytes += static_cast<int64_t>(message.Length());
     grpc::WriteOptions options;
     if (frames.done()) options.set_last_message();
-    if (!stream.Write(message, options)) break;  // the server ended the call; Finish says why
+    if (!stream.write(message, options)) break;  // the server ended the call; finish says why
   }
   return bytes;
 }
@@ -179,14 +177,7 @@ PsConnection::PsConnection(ConnectionOptions options) : options_(std::move(optio
   if (!options_.security.tls_target_name.empty()) args.SetSslTargetNameOverride(options_.security.tls_target_name);
   channel_ = grpc::CreateCustomChannel(options_.address, make_channel_credentials(options_.security), args);
   stub_ = ps::ParameterService::NewStub(channel_);
-  push_method_ = std::make_unique<grpc::internal::RpcMethod>(kPushMethod, grpc::internal::RpcMethod::CLIENT_STREAMING,
-                                                             channel_);
-  pull_method_ = std::make_unique<grpc::internal::RpcMethod>(kPullMethod, grpc::internal::RpcMethod::SERVER_STREAMING,
-                                                             channel_);
-  push_pull_method_ = std::make_unique<grpc::internal::RpcMethod>(kPushPullMethod,
-                                                                  grpc::internal::RpcMethod::BIDI_STREAMING, channel_);
-  push_pull_one_method_ = std::make_unique<grpc::internal::RpcMethod>(kPushPullOneMethod,
-                                                                      grpc::internal::RpcMethod::NORMAL_RPC, channel_);
+  generic_stub_ = std::make_unique<grpc::GenericStub>(channel_);
 }
 
 template <typename Attempt>
@@ -251,9 +242,7 @@ PushResult PsConnection::push(int worker, int64_t version, const KeyIndex& index
          std::future<void> all_released = released->get_future();
          grpc::Status status;
          {
-           std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
-               grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(channel_.get(), *push_method_, &context,
-                                                                             &reply));
+           BlockingGenericCall stream(*generic_stub_, kPushMethod, context);
            FrameWriter frames(index, base, options_.max_message_bytes, release_signal(released));
            int64_t payload_bytes = 0;
            bool first = true;
@@ -261,11 +250,16 @@ PushResult PsConnection::push(int worker, int64_t version, const KeyIndex& index
              first = false;
              const grpc::ByteBuffer message = frames.next(kPushChunk, {{1, worker}, {2, version}}, &payload_bytes);
              result.bytes_sent += static_cast<int64_t>(message.Length());
-             if (!writer->Write(message)) break;  // the server ended the call; Finish says why
+             if (!stream.write(message)) break;  // the server ended the call; finish says why
            }
-           writer->WritesDone();
+           stream.writes_done();
            result.written_seconds = seconds_since(start);
-           status = writer->Finish();
+           grpc::ByteBuffer answer;
+           const bool answered = stream.read(&answer);
+           status = stream.finish();
+           if (status.ok() && !(answered && parse_byte_buffer(answer, reply))) {
+             status = grpc::Status(grpc::StatusCode::INTERNAL, "the server's answer to the push is not a PushReply");
+           }
          }  // the frame writer's own hold on the gradient goes with it
          result.replied_seconds = seconds_since(start);
          wait_for_release(all_released);
@@ -288,20 +282,17 @@ PushPullResult PsConnection::push_pull(int worker, int64_t version, const KeyInd
          const auto start = Clock::now();
          const auto released = std::make_shared<std::promise<void>>();
          std::future<void> all_released = released->get_future();
-         context.set_initial_metadata_corked(true);  // the call's headers go out with its first message
          grpc::Status status;
          ValuesRead read;
          {
-           std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>> stream(
-               grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, grpc::ByteBuffer>::Create(
-                   channel_.get(), *push_pull_method_, &context));
+           BlockingGenericCall stream(*generic_stub_, kPushPullMethod, context);  // headers go with the first message
            FrameWriter frames(index, grads, options_.max_message_bytes, release_signal(released));
-           result.bytes_sent = write_gradient(*stream, frames, worker, version);
+           result.bytes_sent = write_gradient(stream, frames, worker, version);
            result.written_seconds = seconds_since(start);
            SliceAssembler assembler(index, values, /*require_finite=*/false);
-           problem = read_values(*stream, kPushPullChunk, assembler, read);
+           problem = read_values(stream, kPushPullChunk, assembler, read);
            if (!problem.empty()) context.TryCancel();
-           status = stream->Finish();
+           status = stream.finish();
            if (status.ok() && problem.empty()) problem = read.any ? assembler.incomplete() : "the server sent no values";
          }  // the frame writer's own hold on the gradient goes with it
          result.seconds = seconds_since(start);
@@ -331,8 +322,8 @@ PushPullResult PsConnection::push_pull_one(int worker, int64_t version, const Ke
          // One batch (headers, message, end of stream, then the answer and status), on this
          // thread, which polls for its own answer.
          grpc::ByteBuffer answer;
-         const grpc::Status status = grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-             channel_.get(), *push_pull_one_method_, &context, request, &answer);
+         const grpc::Status status =
+             blocking_unary_call(*generic_stub_, kPushPullOneMethod, context, request, &answer);
          result.answered_seconds = seconds_since(start);
          if (status.ok()) problem = read_answer(answer, index, values, result);
          result.seconds = seconds_since(start);
@@ -352,14 +343,15 @@ PullResult PsConnection::pull(int worker, const KeyIndex& index, float* base) {
     const auto start = Clock::now();
     ps::PullRequest request;
     request.set_worker(worker);
-    std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
-        grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(channel_.get(), *pull_method_, &context,
-                                                                      request));
+    BlockingGenericCall stream(*generic_stub_, kPullMethod, context);
+    // The request and its end in one write, with the call's headers: one batch, as a server-streaming
+    // call of the generated stub sends it. A failed write needs no check: the read ends, finish says why.
+    stream.write(to_byte_buffer(request), grpc::WriteOptions().set_last_message());
     SliceAssembler assembler(index, base, /*require_finite=*/false);
     ValuesRead read;
-    problem = read_values(*reader, kPullChunk, assembler, read);
+    problem = read_values(stream, kPullChunk, assembler, read);
     if (!problem.empty()) context.TryCancel();
-    const grpc::Status status = reader->Finish();
+    const grpc::Status status = stream.finish();
     if (status.ok() && problem.empty()) problem = read.any ? assembler.incomplete() : "the server sent no values";
     result = {.version = read.version, .seconds = seconds_since(start), .bytes_received = read.bytes};
     return problem.empty() ? status : grpc::Status::OK;

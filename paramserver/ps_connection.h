@@ -12,7 +12,7 @@
 
 #include <grpcpp/channel.h>
 #include <grpcpp/client_context.h>
-#include <grpcpp/impl/rpc_method.h>
+#include <grpcpp/generic/generic_stub.h>
 
 #include "paramserver/ps.grpc.pb.h"
 #include "paramserver/security.h"
@@ -100,11 +100,8 @@ class PsConnection {
   ConnectionOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<ps::ParameterService::Stub> stub_;
-  // Push and Pull as raw calls (ps_connection.cpp says why).
-  std::unique_ptr<grpc::internal::RpcMethod> push_method_;
-  std::unique_ptr<grpc::internal::RpcMethod> pull_method_;
-  std::unique_ptr<grpc::internal::RpcMethod> push_pull_method_;
-  std::unique_ptr<grpc::internal::RpcMethod> push_pull_one_method_;
+  // Push, Pull, PushPull and PushPullOne as raw calls (ps_connection.cpp says why).
+  std::unique_ptr<grpc::GenericStub> generic_stub_;
 };
 
 // "UNAVAILABLE", "ABORTED", ...

@@ -8,9 +8,7 @@
 
 #include <fmt/format.h>
 #include <grpcpp/create_channel.h>
-#include <grpcpp/impl/client_unary_call.h>
-#include <grpcpp/impl/codegen/server_callback_handlers.h>
-#include <grpcpp/impl/codegen/service_type.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
@@ -20,7 +18,9 @@
 
 #include "core/profile/profiler.h"
 #include "core/util/error.h"
+#include "launch/bench/echo.grpc.pb.h"
 #include "launch/bench/timed_rounds.h"
+#include "paramserver/blocking_generic_call.h"
 
 namespace dtbench {
 
@@ -28,22 +28,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kEchoMethod = "/dtbench.bench.Echo/Call";
+constexpr const char* kEchoMethod = "/dtbench.bench.Echo/Call";  // echo.proto's Echo.Call
 
-// One raw unary method answered on the callback server, as PushPullOne is: the request's slices
-// handed back as the response, no parsing and no copy.
-class EchoService final : public grpc::Service {
+// echo.proto's one method, raw and answered on the callback server, as PushPullOne is: the
+// request's slices handed back as the response, no parsing and no copy.
+class EchoService final : public bench::Echo::WithRawCallbackMethod_Call<bench::Echo::Service> {
  public:
-  EchoService() {
-    AddMethod(new grpc::internal::RpcServiceMethod(kEchoMethod, grpc::internal::RpcMethod::NORMAL_RPC, nullptr));
-    MarkMethodRawCallback(0, new grpc::internal::CallbackUnaryHandler<grpc::ByteBuffer, grpc::ByteBuffer>(
-                                 [](grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
-                                    grpc::ByteBuffer* response) {
-                                   *response = *request;
-                                   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-                                   reactor->Finish(grpc::Status::OK);
-                                   return reactor;
-                                 }));
+  grpc::ServerUnaryReactor* Call(grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+                                 grpc::ByteBuffer* response) override {
+    *response = *request;
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
   }
 };
 
@@ -64,7 +60,7 @@ class EchoLine {
     if (server_ == nullptr || port == 0) throw IoError("gRPC echo probe: the echo server did not start on 127.0.0.1");
     channel_ = grpc::CreateCustomChannel(fmt::format("127.0.0.1:{}", port), grpc::InsecureChannelCredentials(),
                                          grpc::ChannelArguments());
-    method_ = std::make_unique<grpc::internal::RpcMethod>(kEchoMethod, grpc::internal::RpcMethod::NORMAL_RPC, channel_);
+    stub_ = std::make_unique<grpc::GenericStub>(channel_);
   }
   ~EchoLine() { server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1)); }
   EchoLine(const EchoLine&) = delete;
@@ -76,8 +72,7 @@ class EchoLine {
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     grpc::ByteBuffer answer;
     const auto start = Clock::now();
-    const grpc::Status status = grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
-        channel_.get(), *method_, &context, request, &answer);
+    const grpc::Status status = blocking_unary_call(*stub_, kEchoMethod, context, request, &answer);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (!status.ok()) throw IoError(fmt::format("gRPC echo probe: the call failed: {}", status.error_message()));
     if (answer.Length() != request.Length()) {
@@ -90,7 +85,7 @@ class EchoLine {
   EchoService service_;
   std::unique_ptr<grpc::Server> server_;
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<grpc::internal::RpcMethod> method_;
+  std::unique_ptr<grpc::GenericStub> stub_;
 };
 
 }  // namespace
