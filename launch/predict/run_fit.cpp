@@ -160,8 +160,7 @@ TermFit fit_term(const std::vector<std::pair<int, double>>& points, std::functio
 
 RunFit fit_on_runs(const std::vector<FitRun>& runs, const FittedConstants* benches) {
   if (runs.empty()) fail_input("predict: no run directories to fit on");
-  RunFit fit{.transport = parse_predict_transport(runs.front().measured.transport),
-             .model = runs.front().measured.model, .link = runs.front().measured.link};
+  RunFit fit{.model = runs.front().measured.model, .link = runs.front().measured.link};
   std::set<int> workers;
   for (const FitRun& run : runs) {
     fit.fit_runs.push_back(run.measured.dir.string());
@@ -171,6 +170,11 @@ RunFit fit_on_runs(const std::vector<FitRun>& runs, const FittedConstants* bench
   if (fit.fit_workers.front() < 2) {
     fail_input("fit run {} has one worker: it communicates nothing to fit; expected runs of 2 workers or more",
                fit.fit_runs.front());
+  }
+  try {
+    fit.transport = parse_predict_transport(runs.front().measured.transport);
+  } catch (const InputError& e) {
+    fail_input("fit run {}: {}", fit.fit_runs.front(), e.what());
   }
   pool_compute(fit, runs);
   fit.notes.push_back(fmt::format("compute: {} per-step samples of every rank, mean {:.3f} ms{}",
