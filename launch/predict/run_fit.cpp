@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -76,15 +77,34 @@ std::vector<AllreduceSample> bucket_samples(const std::vector<FitRun>& runs) {
   return samples;
 }
 
+// Where the buckets' times grow with N faster than alpha and beta together can follow (one bucket
+// size, a time that more than doubles from 2 to 3 workers: the CPU, not the bytes), the 2(N-1)
+// ring steps alone: alpha by least squares through the origin, no bandwidth term.
+NetworkConstants latency_only(const std::vector<AllreduceSample>& samples) {
+  double ay = 0, aa = 0;
+  for (const AllreduceSample& s : samples) {
+    const double steps = 2.0 * (s.workers - 1);
+    ay += steps * s.seconds, aa += steps * steps;
+  }
+  return {.alpha_s = ay / aa, .beta_bytes_per_s = std::numeric_limits<double>::infinity()};
+}
+
 void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const FittedConstants* benches) {
   const std::vector<AllreduceSample> samples = bucket_samples(runs);
   if (samples.empty()) fail_input("the fit runs ({}) timed no allreduce bucket", fmt::join(fit.fit_runs, ", "));
   if (fit.fit_workers.size() > 1) {
-    fit.allreduce = fit_allreduce(samples, 0.0);  // summing is inside the runs' times: in beta
-    fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us, beta {:.3f} Gbit/s, least squares on {} bucket "
-                                    "time(s) inside training at {} workers", 1e6 * fit.allreduce.alpha_s,
-                                    8e-9 * fit.allreduce.beta_bytes_per_s, samples.size(),
-                                    workers_text(fit.fit_workers)));
+    try {
+      fit.allreduce = fit_allreduce(samples, 0.0);  // summing is inside the runs' times: in beta
+      fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us, beta {:.3f} Gbit/s, least squares on {} bucket "
+                                      "time(s) inside training at {} workers", 1e6 * fit.allreduce.alpha_s,
+                                      8e-9 * fit.allreduce.beta_bytes_per_s, samples.size(),
+                                      workers_text(fit.fit_workers)));
+    } catch (const InputError&) {
+      fit.allreduce = latency_only(samples);
+      fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us per ring step and no bandwidth term: the buckets' "
+                                      "times at {} workers grow faster with N than a line in bytes allows",
+                                      1e6 * fit.allreduce.alpha_s, workers_text(fit.fit_workers)));
+    }
   } else {
     if (benches == nullptr) need_two_host_counts(fit, "an allreduce");
     NetworkConstants c = benches->at(fit.transport, parse_link_rate(fit.link));

@@ -106,6 +106,18 @@ TEST(RunFit, AllreduceRecoversItsTermsAndPredictsFourWorkersAsByHand) {
   EXPECT_NEAR(predict_from_runs(fit, 2).step.step_s, allreduce_run(2).step_s, 1e-9);
 }
 
+TEST(RunFit, BucketsGrowingFasterThanALineInBytesFitALatencyAlone) {
+  // One bucket size, 1 ms at 2 workers and 8 ms at 3: 1/beta would come out negative. Through the
+  // origin on 2(N-1) ring steps: alpha = (2 x 1 + 4 x 8) / (4 + 16) ms = 1.7 ms.
+  FitRun two = allreduce_run(2), three = allreduce_run(3);
+  two.arrival_wait_s = three.arrival_wait_s = 0;
+  two.pieces.front().end_s = two.pieces.front().start_s + 0.001;
+  three.pieces.front().end_s = three.pieces.front().start_s + 0.008;
+  const RunFit fit = fit_on_runs({two, three}, nullptr);
+  EXPECT_NEAR(fit.allreduce.alpha_s, 0.0017, 1e-12);
+  EXPECT_NEAR(allreduce_seconds(kBytes, 4, fit.allreduce), 6 * 0.0017, 1e-12);
+}
+
 // Parameter servers: push + pull t0 + t1 (N-1)/N, the rest of the round r0 + r1 N.
 constexpr double kT0 = 0.002, kT1 = 0.006, kR0 = 0.001, kR1 = 0.0015;
 
