@@ -10,6 +10,9 @@ BucketPipeline::BucketPipeline(BucketPlan plan, Handler communicate, Handler pre
     : plan_(std::move(plan)), communicate_(std::move(communicate)), prepare_(std::move(prepare)) {
   DTB_CHECK(communicate_ != nullptr, "bucket pipeline without a communicate handler");
   pending_ = plan_.params_in_buckets();
+  for (size_t b = 0; b < pending_.size(); ++b) {
+    if (pending_[b] == 0) empty_.push_back(static_cast<int>(b));
+  }
   done_.reserve(static_cast<size_t>(plan_.bucket_count()));
   thread_ = std::thread([this] { run(); });
 }
@@ -78,6 +81,17 @@ void BucketPipeline::run() {
 }
 
 std::span<const BucketTimes> BucketPipeline::wait_all() {
+  // A bucket that holds no parameter (a server shard that got no key) is never readied by
+  // backward; it goes now, so the step still communicates every bucket (its server's version moves).
+  for (const int bucket : empty_) {
+    const auto ready = Clock::now();
+    if (prepare_) prepare_(bucket);
+    {
+      std::lock_guard lock(mutex_);
+      queue_.push_back({.bucket = bucket, .ready = ready, .start = {}, .end = {}});
+    }
+    work_ready_.notify_one();
+  }
   std::unique_lock lock(mutex_);
   const size_t buckets = static_cast<size_t>(plan_.bucket_count());
   work_done_.wait(lock, [&] { return stopping_ || done_.size() == buckets; });

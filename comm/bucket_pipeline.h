@@ -65,6 +65,7 @@ class BucketPipeline {
   const Handler communicate_;
   const Handler prepare_;
   std::vector<int> pending_;  // parameters of each bucket still in backward; the backward thread's
+  std::vector<int> empty_;  // buckets of no parameter: handed over by wait_all, at the step's end
   std::vector<BucketTimes> taken_;  // the last step's, as wait_all returned them
 
   std::mutex mutex_;

@@ -1,7 +1,10 @@
 // dtbench predict RUN_DIR: the step time each transport would take at other worker counts and link
 // rates, from the run's measured compute and constants fitted to bench outputs (launch/predict).
+// dtbench predict --fit RUN_DIR,RUN_DIR[,LINK:FILE...] --workers N: the run's transport at N workers
+// fitted on runs of smaller clusters alone (and, where they are at one host count, the benches).
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -44,7 +47,45 @@ void scale_compute(MeasuredRun& run, double speedup) {
   run.source += fmt::format(", compute divided by {:g} (--compute-speedup)", speedup);
 }
 
+// --fit RUN_DIR... : every term fitted on those runs, nothing taken from the cluster predicted.
+void predict_from_fit_runs(const PredictOptions& o, const std::vector<std::filesystem::path>& runs,
+                           const std::vector<FitFile>& benches) {
+  if (!o.run_dir.empty()) {
+    fail_input("predict: --fit names run directories, so RUN_DIR {} would be unused: the prediction takes nothing "
+               "from a run at the predicted size; drop it, or give it to --fit to fit on it too", o.run_dir);
+  }
+  if (runs.size() == 1 && benches.empty()) {
+    fail_input("predict: one run to fit on ({}): one run cannot fix how communication grows with the workers; give "
+               "runs at two host counts at least (--fit RUN_2,RUN_3), or bench files of its cluster beside it "
+               "(--fit RUN,LINK:FILE)", runs.front().string());
+  }
+  const double reduce = o.reduce_ns_per_byte >= 0 ? o.reduce_ns_per_byte / 1e9 : 0.0;
+  std::optional<FittedConstants> constants;
+  if (!benches.empty()) constants.emplace(benches, reduce > 0 ? reduce : measure_reduce_s_per_byte());
+  const RunFit fit = fit_on_runs(load_fit_runs(runs), constants ? &*constants : nullptr);
+  const std::vector<RunFitRow> rows = run_fit_rows(fit, o.workers);
+  fmt::print("{}", render_text(run_fit_table(fit, rows)));
+  if (!o.out.empty()) {
+    write_run_fit(fit, rows, o.out);
+    spdlog::info("wrote predict.json to {}", o.out);
+  }
+}
+
 void run_predict(const PredictOptions& o) {
+  std::vector<std::filesystem::path> fit_runs;
+  std::vector<FitFile> fits;
+  for (const std::string& fit : o.fits) {
+    if (std::filesystem::is_directory(fit)) {
+      fit_runs.emplace_back(fit);
+    } else {
+      fits.push_back(parse_fit_argument(fit));
+    }
+  }
+  if (!fit_runs.empty()) return predict_from_fit_runs(o, fit_runs, fits);
+  if (o.run_dir.empty()) {
+    fail_input("predict needs a run: RUN_DIR (its compute, the benches' constants), or --fit RUN_DIR,RUN_DIR "
+               "(runs of smaller clusters to fit on)");
+  }
   if (!std::filesystem::is_directory(o.run_dir)) fail_input("predict: run directory {} does not exist", o.run_dir);
   if (o.fits.empty()) {
     fail_input("predict needs measured constants: --fit LINK:FILE with the JSON of bench allreduce or bench ps "
@@ -54,8 +95,6 @@ void run_predict(const PredictOptions& o) {
   for (const std::string& link : o.links) links.push_back(parse_link_rate(link));
   std::vector<PredictTransport> transports;
   for (const std::string& name : o.transports) transports.push_back(parse_predict_transport(name));
-  std::vector<FitFile> fits;
-  for (const std::string& fit : o.fits) fits.push_back(parse_fit_argument(fit));
   std::vector<int> workers = o.workers;
   if (std::find(workers.begin(), workers.end(), 1) == workers.end()) workers.insert(workers.begin(), 1);
   std::sort(workers.begin(), workers.end());
@@ -82,8 +121,8 @@ void add_predict_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "predict", "Predict each transport's step time at other worker counts and link rates (a fitted cost model)");
   auto o = std::make_shared<PredictOptions>();
-  command->add_option("run_dir", o->run_dir, "A measured run directory (its report.json gives the compute phases)")
-      ->required();
+  command->add_option("run_dir", o->run_dir,
+                      "A measured run directory (its report.json gives the compute phases); none with --fit RUN_DIR");
   command->add_option("--workers", o->workers, "Worker counts, comma-separated")->delimiter(',')->capture_default_str();
   command->add_option("--link", o->links, "Link rates, comma-separated: 1gbit, 10gbit, 100gbit, ...")
       ->delimiter(',')
@@ -91,8 +130,10 @@ void add_predict_command(CLI::App& app) {
   command->add_option("--transport", o->transports, "Transports: ring, mpi, ps-sync, ps-async")
       ->delimiter(',')
       ->capture_default_str();
-  command->add_option("--fit", o->fits, "LINK:FILE, comma-separated: bench allreduce/ps --json outputs and the link "
-                                        "rate they were measured at")
+  command->add_option("--fit", o->fits,
+                      "Comma-separated: LINK:FILE, bench allreduce/ps --json outputs and the link rate they were "
+                      "measured at; or RUN_DIR, runs of smaller clusters (one model, transport and link) to fit "
+                      "every term on, predicting --workers from them alone")
       ->delimiter(',');
   command->add_option("--shards", o->shards, "Parameter-server shards (0: one per worker)")
       ->check(CLI::NonNegativeNumber);

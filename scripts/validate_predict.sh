@@ -9,7 +9,14 @@
 # goes down after each setting, also on failure or Ctrl-C. Afterwards run
 # scripts/validate_predict_compare.py OUT to set predicted against measured.
 #
-#   scripts/validate_predict.sh OUT [HOSTS="2 3"] [LINKS="1gbit 10gbit"] [MODELS="lenet5 alexnet resnet18"]
+#   scripts/validate_predict.sh OUT [HOSTS="2 3"] [LINKS="1gbit 10gbit"] [MODELS="lenet5 alexnet resnet18"] \
+#       [CORES_PER_HOST]
+#
+# CORES_PER_HOST (e.g. 0.5) gives every host that CPU quota at every host count, so compute per
+# host stays the same as N grows, as on a real cluster: what changes with N is then what a cluster
+# of N hosts changes (the held-out validation, fit on 2 and 3 hosts, predict 4). Left out, the
+# machine's cores are split among the hosts (1, 0.67, 0.5 core at 2, 3, 4 hosts on 2 cores).
+# CLUSTER_PREFIX (default pred) names the clusters, so two validations on one machine do not meet.
 #
 # Layout of OUT: fit/ar-H-LINK.json, fit/ps-H-LINK.json, fit/psworld-{sync,async}-H-LINK.json (bench
 # outputs), runs/MODEL-TRANSPORT-H-LINK/
@@ -20,6 +27,8 @@ out=$(realpath -m "${1:?usage: $0 OUT [HOSTS] [LINKS] [MODELS]}")
 hosts_list=${2:-"2 3"}
 links=${3:-"1gbit 10gbit"}
 models=${4:-"lenet5 alexnet resnet18"}
+cores_per_host=${5:-}
+prefix=${CLUSTER_PREFIX:-pred}
 transports="ring mpi ps-sync ps-async"
 dtbench=$(realpath "${DTBENCH:-build/dtbench}")  # a copy keeps a rebuild from changing it mid-run
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -154,10 +163,11 @@ train_run() {  # dir hosts link model transport
 
 for hosts in $hosts_list; do
   for link in $links; do
-    cluster="pred${hosts}${link%bit}"
+    cluster="${prefix}${hosts}${link%bit}"
     dir="$out/cluster-$cluster"
-    "$dtbench" cluster up "$cluster" --hosts "$hosts" --link "$link" --dir "$dir" > "$out/logs/up-$cluster.log"
-    echo "$(date -u +%T) cluster $cluster: $hosts hosts at $link"
+    "$dtbench" cluster up "$cluster" --hosts "$hosts" --link "$link" --dir "$dir" \
+      ${cores_per_host:+--cores-per-host "$cores_per_host"} > "$out/logs/up-$cluster.log"
+    echo "$(date -u +%T) cluster $cluster: $hosts hosts at $link${cores_per_host:+, $cores_per_host core(s) each}"
     [ -f "$out/fit/ar-$hosts-$link.json" ] || bench_allreduce "$dir" "$hosts" "$link"
     [ -f "$out/fit/ps-$hosts-$link.json" ] || bench_ps "$dir" "$hosts" "$link"
     for mode in sync async; do

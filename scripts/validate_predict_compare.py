@@ -16,6 +16,14 @@ communication had inside the run (`predict`'s calibration, from the run's per-bu
 step and its exposed comm are compared, and beside them the benches alone (`--no-calibrate`). Held
 out, the run's own communication is the answer, so the benches alone predict it.
 
+Then the validation that predicts (`predict --fit RUN_DIR...`): each run at N is predicted from the
+runs of the same model, transport and link at smaller host counts alone -- fit on 2 and 3, predict
+4 (runs only); fit on 2, predict 3 and 4 (the run at 2 and the benches of that 2-host cluster) --
+nothing of the predicted cluster but its worker count. Beside it, "before": today's model on the
+same pairs (the benches of the smaller clusters, `--no-calibrate`, but the predicted run's own
+compute, bucket readiness, straggler waits and server costs). Prints median and worst per
+transport of both, and writes OUT/held-out.csv.
+
     scripts/validate_predict_compare.py OUT [--dtbench build/dtbench]
 """
 import argparse
@@ -70,7 +78,8 @@ def predicted_step(dtbench: str, out: pathlib.Path, run: pathlib.Path, m: dict, 
         files += [f for f in (out / "fit" / f"psworld-{mode}-{hosts}-{link}.json" for mode in ("sync", "async"))
                   if f.exists()]
     fits = ",".join(f"{link}:{f}" for f in files)
-    target = out / "predict" / (run.name + ("" if fit_hosts == [int(m["hosts"])] else "-held-out") +
+    target = out / "predict" / (run.name + ("" if fit_hosts == [int(m["hosts"])] else
+                                            "-from-" + "-".join(map(str, fit_hosts))) +
                                 ("" if calibrate else "-bench-alone"))
     subprocess.run([dtbench, "predict", str(run), "--workers", m["hosts"], "--link", m["link"], "--transport",
                     m["transport"], "--fit", fits, "--shared-cores", str(shared_cores(run)), "--out", str(target)] +
@@ -78,6 +87,80 @@ def predicted_step(dtbench: str, out: pathlib.Path, run: pathlib.Path, m: dict, 
     rows = json.loads((target / "predict.json").read_text())["predictions"]
     row = next(r for r in rows if r["workers"] == int(m["hosts"]))
     return row["step_s"], row["comm_exposed_s"]
+
+
+def fit_on_runs(dtbench: str, out: pathlib.Path, m: dict, fit_hosts: list, with_benches: bool) -> float:
+    """The step of `m`'s run predicted from the runs of its model, transport and link at
+    `fit_hosts` (and the benches of those clusters where `with_benches`), nothing of its own."""
+    link = m["link"]
+    fits = [str(out / "runs" / f"{m['model']}-{m['transport']}-{h}-{link}") for h in fit_hosts]
+    if with_benches:
+        for hosts in fit_hosts:
+            files = [out / "fit" / f"{kind}-{hosts}-{link}.json" for kind in ("ar", "ps")]
+            files += [f for f in (out / "fit" / f"psworld-{mode}-{hosts}-{link}.json" for mode in ("sync", "async"))
+                      if f.exists()]
+            fits += [f"{link}:{f}" for f in files]
+    name = f"{m['model']}-{m['transport']}-{m['hosts']}-{link}-runs-{'-'.join(map(str, fit_hosts))}"
+    target = out / "predict" / (name + ("-benches" if with_benches else ""))
+    subprocess.run([dtbench, "predict", "--fit", ",".join(fits), "--workers", m["hosts"], "--out", str(target)],
+                   check=True, capture_output=True, text=True)
+    rows = json.loads((target / "predict.json").read_text())["predictions"]
+    return next(r for r in rows if r["workers"] == int(m["hosts"]))["step_s"]
+
+
+def held_out_rows(dtbench: str, out: pathlib.Path, runs: dict) -> list:
+    """Every (fit hosts -> predicted hosts) pair of the validation that predicts: fit on 2 and 3,
+    predict 4 (runs alone); fit on the smallest, predict each larger (its run and its benches)."""
+    rows = []
+    for (model, transport, link), by_hosts in sorted(runs.items()):
+        hosts = sorted(by_hosts)
+        for target in hosts:
+            smaller = [h for h in hosts if h < target]
+            pairs = ([(smaller, False)] if len(smaller) >= 2 else []) + ([([smaller[0]], True)] if smaller else [])
+            for fit_hosts, with_benches in pairs:
+                m = {"model": model, "transport": transport, "hosts": str(target), "link": link}
+                measured = by_hosts[target]
+                row = {**m, "fit_hosts": "+".join(map(str, fit_hosts)) + (" + benches" if with_benches else ""),
+                       "measured_ms": 1e3 * measured, "after_ms": None, "after_error": None,
+                       "before_ms": None, "before_error": None}
+                try:
+                    after = fit_on_runs(dtbench, out, m, fit_hosts, with_benches)
+                    row.update(after_ms=1e3 * after, after_error=(after - measured) / measured)
+                except (subprocess.CalledProcessError, StopIteration) as e:
+                    print(f"no fit-on-runs prediction for {model} {transport} {target} from {fit_hosts}: "
+                          f"{getattr(e, 'stderr', e)}", file=sys.stderr)
+                run = out / "runs" / f"{model}-{transport}-{target}-{link}"
+                try:
+                    before, _ = predicted_step(dtbench, out, run, m, fit_hosts, False)
+                    row.update(before_ms=1e3 * before, before_error=(before - measured) / measured)
+                except (subprocess.CalledProcessError, StopIteration) as e:
+                    print(f"no held-out prediction for {run.name} from {fit_hosts}: {getattr(e, 'stderr', e)}",
+                          file=sys.stderr)
+                rows.append(row)
+    return rows
+
+
+def print_held_out(rows: list) -> None:
+    print(f"\n{'model':<9} {'transport':<9} {'hosts':>5} {'link':>7} {'fitted on':<14} {'measured ms':>12} "
+          f"{'before ms':>10} {'error':>7} {'after ms':>10} {'error':>7}")
+
+    def cell(ms, error):
+        return f"{ms:>10.1f} {100 * error:>+6.1f}%" if ms is not None else f"{'-':>10} {'-':>7}"
+    for r in rows:
+        print(f"{r['model']:<9} {r['transport']:<9} {r['hosts']:>5} {r['link']:>7} {r['fit_hosts']:<14} "
+              f"{r['measured_ms']:>12.1f} {cell(r['before_ms'], r['before_error'])} "
+              f"{cell(r['after_ms'], r['after_error'])}")
+    print("\nheld out, absolute error of the step, median / worst: before (today's model: the smaller clusters' "
+          "benches, the predicted run's own compute) and after (fitted on the smaller clusters' runs)")
+    print(f"  {'':<9} {'n':>3} {'before':>17} {'after':>17}")
+    for name in ("ring", "mpi", "ps-sync", "ps-async", "all"):
+        group = [r for r in rows if name == "all" or r["transport"] == name]
+        cells = []
+        for key in ("before_error", "after_error"):
+            errors = [abs(r[key]) for r in group if r[key] is not None]
+            cells.append(f"{100 * statistics.median(errors):5.1f}% / {100 * max(errors):5.1f}%" if errors else "-")
+        if group:
+            print(f"  {name:<9} {len(group):>3} {cells[0]:>17} {cells[1]:>17}")
 
 
 def main() -> int:
@@ -152,6 +235,16 @@ def main() -> int:
         writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         writer.writeheader()
         writer.writerows(rows)
+    runs = {}
+    for r in rows:
+        runs.setdefault((r["model"], r["transport"], r["link"]), {})[int(r["hosts"])] = r["measured_ms"] / 1e3
+    held_out = held_out_rows(args.dtbench, args.out, runs)
+    if held_out:
+        print_held_out(held_out)
+        with open(args.out / "held-out.csv", "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(held_out[0].keys()))
+            writer.writeheader()
+            writer.writerows(held_out)
     return 0
 
 

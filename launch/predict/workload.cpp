@@ -57,7 +57,8 @@ double straggler_seconds(const RunRecord& record, double own_compute) {
   return slowest - own_compute;
 }
 
-// The pieces of the epochs from `first` on, each a mean over all their steps.
+}  // namespace
+
 std::vector<MeasuredPiece> comm_pieces(const nlohmann::json& epochs, size_t first, const std::filesystem::path& file) {
   std::vector<MeasuredPiece> pieces;
   std::vector<double> steps;
@@ -90,6 +91,8 @@ std::vector<MeasuredPiece> comm_pieces(const nlohmann::json& epochs, size_t firs
   }
   return pieces;
 }
+
+namespace {
 
 // The run's own buckets, in the order backward made them, when they are the model's buckets.
 std::vector<double> measured_bucket_ready(const std::vector<MeasuredPiece>& pieces, const Workload& w) {

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "launch/predict/cost_model.h"
 
 namespace dtbench {
@@ -49,6 +51,10 @@ struct MeasuredRun {
   bool ready_measured = false;
   std::vector<double> ready_from_macs{};
 };
+
+// The comm pieces of a report's (or a worker file's) epochs from `first` on, each a mean over all
+// their steps; InputError naming `file` for a piece without its keys.
+std::vector<MeasuredPiece> comm_pieces(const nlohmann::json& epochs, size_t first, const std::filesystem::path& file);
 
 // InputError naming the file and key when the directory holds no usable report.json.
 MeasuredRun load_measured_run(const std::filesystem::path& run_dir);

@@ -45,6 +45,19 @@ nlohmann::json comm_timings_json(const std::vector<CommTiming>& pieces) {
   return result;
 }
 
+// Each step's time less its communication: what this worker computed, a sample of the
+// distribution a synchronous step of N workers takes the slowest of N draws from (predict's
+// straggler term). At most kComputeSamples, evenly spaced over the epoch, so a long epoch stays small.
+constexpr size_t kComputeSamples = 1000;
+nlohmann::json compute_samples_json(const std::vector<StepTimes>& steps) {
+  nlohmann::json result = nlohmann::json::array();
+  const size_t stride = (steps.size() + kComputeSamples - 1) / kComputeSamples;
+  for (size_t k = 0; k < steps.size(); k += std::max<size_t>(stride, 1)) {
+    result.push_back(steps[k].total - steps[k][Phase::Comm]);
+  }
+  return result;
+}
+
 nlohmann::json epoch_json(const EpochResult& e) {
   nlohmann::json epoch = {{"epoch", e.epoch},
           {"steps", e.phases.steps},
@@ -68,6 +81,7 @@ nlohmann::json epoch_json(const EpochResult& e) {
           {"slowest_rank_steps", e.slowest_rank_steps}};
   if (!e.operators.empty()) epoch["operators"] = operators_json(e.operators);
   if (!e.comm_timings.empty()) epoch["comm_timings"] = comm_timings_json(e.comm_timings);
+  if (!e.steps.empty()) epoch["step_compute_s"] = compute_samples_json(e.steps);
   return epoch;
 }
 

@@ -140,6 +140,21 @@ TEST(BucketPipeline, AParameterInSeveralBucketsReadiesEach) {
   EXPECT_EQ(recorder.seen(), (std::vector<int>{1, 0}));
 }
 
+TEST(BucketPipeline, ABucketOfNoParameterGoesAtTheStepsEndInsteadOfNever) {
+  TestArena a({2, 2});
+  // Three shards, the middle one without a key (LeNet-5's ten parameters on four servers).
+  Recorder recorder;
+  BucketPipeline pipeline(BucketPlan::from_membership(a.arena, {{0}, {2}}, 3), std::ref(recorder));
+  for (int step = 0; step < 2; ++step) {
+    pipeline.gradient_ready(*a.params[1]);
+    pipeline.gradient_ready(*a.params[0]);
+    const auto times = pipeline.wait_all();
+    ASSERT_EQ(times.size(), 3u) << "step " << step;
+    EXPECT_EQ(times.back().bucket, 1);
+  }
+  EXPECT_EQ(recorder.seen(), (std::vector<int>{2, 0, 1, 2, 0, 1}));
+}
+
 TEST(BucketPipeline, AFailureReachesTheWaiterAndLaterBucketsAreNotHandedOver) {
   TestArena a({1, 1, 1});
   Recorder recorder;

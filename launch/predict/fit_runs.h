@@ -1,0 +1,34 @@
+#pragma once
+// The runs of smaller clusters that `dtbench predict --fit RUN_DIR...` fits its terms on: every
+// rank's per-step compute (worker-<rank>.json's step_compute_s), the comm pieces and waits as the
+// ranks timed them, the servers' costs, pooled over the ranks of each run. All runs must be of one
+// model, transport and link; each names the file it lacks.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launch/predict/workload.h"
+
+namespace dtbench {
+
+struct FitRun {
+  MeasuredRun measured{};                // rank 0's report: configuration, buckets, compute phases
+  std::vector<double> compute_samples{};  // every rank's step less its comm, epochs after the first
+  double mean_compute_s = 0.0;            // their mean
+  double step_s = 0.0;                    // mean step over the ranks
+  // Each comm piece's times, means over the ranks; and the mean wait per step for the last rank to
+  // arrive (allreduce's comm_split wait_s; 0 for the parameter servers, whose wait is a piece).
+  std::vector<MeasuredPiece> pieces{};
+  double arrival_wait_s = 0.0;
+  // Each piece's mean over the ranks, by name alone (push, wait for servers, pull); 0 where absent.
+  double piece_seconds(const std::string& what) const;
+};
+
+// One run directory: report.json and worker-<rank>.json for every rank (InputError naming the
+// missing file, or a worker file without per-step compute: written before it was recorded).
+FitRun load_fit_run(const std::filesystem::path& dir);
+// Every directory, and checks they belong together (InputError naming the two runs that differ).
+std::vector<FitRun> load_fit_runs(const std::vector<std::filesystem::path>& dirs);
+
+}  // namespace dtbench

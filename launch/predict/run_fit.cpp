@@ -1,0 +1,233 @@
+#include "launch/predict/run_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "comm/transport_catalogue.h"
+#include "core/util/error.h"
+#include "launch/predict/order_statistic.h"
+
+namespace dtbench {
+
+namespace {
+
+bool synchronous(PredictTransport t) { return transport_row(transport_name(t)).synchronous; }
+bool allreduce_family(PredictTransport t) {
+  return transport_row(transport_name(t)).family == TransportFamily::MpiAllreduce;
+}
+
+std::string workers_text(const std::vector<int>& workers) { return fmt::format("{}", fmt::join(workers, ", ")); }
+
+// What a step of N waits for beyond the mean compute: the slowest of N draws (synchronous), none (async).
+double straggler_seconds(const RunFit& fit, int workers) {
+  if (!synchronous(fit.transport) || workers <= 1) return 0.0;
+  return expected_max_of(fit.compute_samples, workers) - fit.mean_compute_s;
+}
+
+// The runs' compute pooled: every sample, and rank 0's phases averaged and scaled to the pooled mean
+// (backward's length places the buckets; the phases' sum is the mean compute).
+void pool_compute(RunFit& fit, const std::vector<FitRun>& runs) {
+  ComputePhases sum;
+  for (const FitRun& run : runs) {
+    fit.compute_samples.insert(fit.compute_samples.end(), run.compute_samples.begin(), run.compute_samples.end());
+    const ComputePhases& c = run.measured.workload.compute;
+    sum.load_s += c.load_s, sum.forward_s += c.forward_s, sum.backward_s += c.backward_s;
+    sum.update_s += c.update_s, sum.other_s += c.other_s;
+  }
+  fit.mean_compute_s = std::accumulate(fit.compute_samples.begin(), fit.compute_samples.end(), 0.0) /
+                       static_cast<double>(fit.compute_samples.size());
+  const double scale = sum.total() > 0 ? fit.mean_compute_s / sum.total() : 0.0;
+  fit.workload = runs.front().measured.workload;
+  fit.workload.compute = {.load_s = sum.load_s * scale, .forward_s = sum.forward_s * scale,
+                          .backward_s = sum.backward_s * scale, .update_s = sum.update_s * scale,
+                          .other_s = sum.other_s * scale};
+  for (const FitRun& run : runs) {
+    if (run.measured.ready_measured) fit.workload.bucket_ready = run.measured.workload.bucket_ready;
+  }
+  fit.workload.straggler_s = 0;
+}
+
+[[noreturn]] void need_two_host_counts(const RunFit& fit, const char* term) {
+  fail_input("the fit runs ({}) are all at {} worker(s): one host count cannot fix how {} grows with the workers; "
+             "give runs at two host counts at least, or the bench files of that cluster beside them "
+             "(--fit LINK:FILE)", fmt::join(fit.fit_runs, ", "), workers_text(fit.fit_workers), term);
+}
+
+// Each bucket's time inside training, the last one less the rank's wait for the slowest to arrive
+// (its allreduce could not end before that rank's bucket came in).
+std::vector<AllreduceSample> bucket_samples(const std::vector<FitRun>& runs) {
+  std::vector<AllreduceSample> samples;
+  for (const FitRun& run : runs) {
+    int last = -1;
+    for (const MeasuredPiece& p : run.pieces) {
+      if (p.what == "allreduce bucket") last = std::max(last, p.index);
+    }
+    for (const MeasuredPiece& p : run.pieces) {
+      if (p.what != "allreduce bucket") continue;
+      const double wait = p.index == last ? run.arrival_wait_s : 0.0;
+      samples.push_back({.bytes = p.bytes, .workers = run.measured.workers,
+                         .seconds = std::max(p.seconds() - wait, 1e-9)});
+    }
+  }
+  return samples;
+}
+
+// Where the buckets' times grow with N faster than alpha and beta together can follow (one bucket
+// size, a time that more than doubles from 2 to 3 workers: the CPU, not the bytes), the 2(N-1)
+// ring steps alone: alpha by least squares through the origin, no bandwidth term.
+NetworkConstants latency_only(const std::vector<AllreduceSample>& samples) {
+  double ay = 0, aa = 0;
+  for (const AllreduceSample& s : samples) {
+    const double steps = 2.0 * (s.workers - 1);
+    ay += steps * s.seconds, aa += steps * steps;
+  }
+  return {.alpha_s = ay / aa, .beta_bytes_per_s = std::numeric_limits<double>::infinity()};
+}
+
+void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const FittedConstants* benches) {
+  const std::vector<AllreduceSample> samples = bucket_samples(runs);
+  if (samples.empty()) fail_input("the fit runs ({}) timed no allreduce bucket", fmt::join(fit.fit_runs, ", "));
+  if (fit.fit_workers.size() > 1) {
+    try {
+      fit.allreduce = fit_allreduce(samples, 0.0);  // summing is inside the runs' times: in beta
+      fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us, beta {:.3f} Gbit/s, least squares on {} bucket "
+                                      "time(s) inside training at {} workers", 1e6 * fit.allreduce.alpha_s,
+                                      8e-9 * fit.allreduce.beta_bytes_per_s, samples.size(),
+                                      workers_text(fit.fit_workers)));
+    } catch (const InputError&) {
+      fit.allreduce = latency_only(samples);
+      fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us per ring step and no bandwidth term: the buckets' "
+                                      "times at {} workers grow faster with N than a line in bytes allows",
+                                      1e6 * fit.allreduce.alpha_s, workers_text(fit.fit_workers)));
+    }
+  } else {
+    if (benches == nullptr) need_two_host_counts(fit, "an allreduce");
+    NetworkConstants c = benches->at(fit.transport, parse_link_rate(fit.link));
+    c.curve.clear(), c.curve_workers = 0;  // the line: the same form at every N
+    double run_s = 0, bench_s = 0;
+    for (const AllreduceSample& s : samples) run_s += s.seconds, bench_s += allreduce_seconds(s.bytes, s.workers, c);
+    c.comm_scale = run_s / bench_s;
+    fit.allreduce = c;
+    fit.notes.push_back(fmt::format("allreduce: the benches' line x {:.2f}, the buckets' time inside training at {} "
+                                    "workers over the bench's", c.comm_scale, workers_text(fit.fit_workers)));
+  }
+  fit.allreduce.cpu_s_per_byte = 0;  // the runs' rates hold their CPU already
+  fit.allreduce.step_overhead_s = 0, fit.allreduce.straggler_in_comm = false;
+  // What is left of each run's step once compute, its slowest of N and the buckets are placed.
+  std::vector<std::pair<int, double>> left;
+  for (const FitRun& run : runs) {
+    const int n = run.measured.workers;
+    Workload w = fit.workload;
+    w.straggler_s = straggler_seconds(fit, n);
+    left.emplace_back(n, run.step_s - predict_step(fit.transport, w, n, ServerLayout{}, fit.allreduce).step_s);
+  }
+  fit.overhead = fit_term(left, [](int n) { return static_cast<double>(n); }, "N");
+  fit.notes.push_back("delays no bucket accounts for: " + fit.overhead.how);
+}
+
+void fit_server_terms(RunFit& fit, const std::vector<FitRun>& runs, const FittedConstants* benches) {
+  std::vector<std::pair<int, double>> transfer, rest;
+  for (const FitRun& run : runs) {
+    const int n = run.measured.workers;
+    const double moved = run.piece_seconds("push") + run.piece_seconds("pull");
+    transfer.emplace_back(n, moved);
+    rest.emplace_back(n, run.step_s - fit.mean_compute_s - straggler_seconds(fit, n) - moved);
+  }
+  const auto per_worker_bytes = [](int n) { return (n - 1.0) / n; };
+  if (fit.fit_workers.size() > 1) {
+    fit.transfer = fit_term(transfer, per_worker_bytes, "(N-1)/N");
+  } else {
+    if (benches == nullptr) need_two_host_counts(fit, "a parameter server's push and pull");
+    const NetworkConstants c = benches->at(fit.transport, parse_link_rate(fit.link));
+    const int64_t bytes = fit.workload.gradient_bytes;
+    const auto shape = [c, bytes](int n) { return 2 * ps_transfer_seconds(bytes, n, ServerLayout{}, c); };
+    fit.transfer = {.a = 0, .b = transfer.front().second / shape(fit.fit_workers.front()), .shape = shape,
+                    .how = fmt::format("the benches' push + pull scaled to the runs' at {} workers",
+                                       fit.fit_workers.front())};
+  }
+  fit.servers = fit_term(rest, [](int n) { return static_cast<double>(n); }, "N");
+  fit.notes.push_back("push + pull: " + fit.transfer.how);
+  fit.notes.push_back("the rest of the round (servers' work, waits): " + fit.servers.how);
+}
+
+}  // namespace
+
+TermFit fit_term(const std::vector<std::pair<int, double>>& points, std::function<double(int)> shape,
+                 const std::string& shape_text) {
+  if (points.empty()) fail_input("a term with no measured point to fit");
+  std::set<int> workers;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [n, y] : points) {
+    const double x = shape(n);
+    workers.insert(n), sx += x, sy += y, sxx += x * x, sxy += x * y;
+  }
+  const double m = static_cast<double>(points.size());
+  if (workers.size() < 2) {
+    return {.a = sy / m, .b = 0, .shape = std::move(shape),
+            .how = fmt::format("{:.3f} ms, as measured at {} workers", 1e3 * sy / m, *workers.begin())};
+  }
+  const double b = (m * sxy - sx * sy) / (m * sxx - sx * sx);
+  const double a = (sy - b * sx) / m;
+  return {.a = a, .b = b, .shape = std::move(shape),
+          .how = fmt::format("{:.3f} ms + {:.3f} ms x {}, least squares over {} runs", 1e3 * a, 1e3 * b, shape_text,
+                             points.size())};
+}
+
+RunFit fit_on_runs(const std::vector<FitRun>& runs, const FittedConstants* benches) {
+  if (runs.empty()) fail_input("predict: no run directories to fit on");
+  RunFit fit{.model = runs.front().measured.model, .link = runs.front().measured.link};
+  std::set<int> workers;
+  for (const FitRun& run : runs) {
+    fit.fit_runs.push_back(run.measured.dir.string());
+    workers.insert(run.measured.workers);
+  }
+  fit.fit_workers.assign(workers.begin(), workers.end());
+  if (fit.fit_workers.front() < 2) {
+    fail_input("fit run {} has one worker: it communicates nothing to fit; expected runs of 2 workers or more",
+               fit.fit_runs.front());
+  }
+  try {
+    fit.transport = parse_predict_transport(runs.front().measured.transport);
+  } catch (const InputError& e) {
+    fail_input("fit run {}: {}", fit.fit_runs.front(), e.what());
+  }
+  pool_compute(fit, runs);
+  fit.notes.push_back(fmt::format("compute: {} per-step samples of every rank, mean {:.3f} ms{}",
+                                  fit.compute_samples.size(), 1e3 * fit.mean_compute_s,
+                                  synchronous(fit.transport) ? "; a step waits for the largest of N draws" : ""));
+  if (allreduce_family(fit.transport)) {
+    fit_allreduce_terms(fit, runs, benches);
+  } else {
+    fit_server_terms(fit, runs, benches);
+  }
+  return fit;
+}
+
+RunFitStep predict_from_runs(const RunFit& fit, int workers) {
+  if (workers < 1) fail_input("predict: {} workers; expected at least 1", workers);
+  RunFitStep out{.straggler_s = straggler_seconds(fit, workers)};
+  if (workers == 1) {
+    out.step = {.step_s = fit.mean_compute_s, .compute_s = fit.mean_compute_s};
+    return out;
+  }
+  if (allreduce_family(fit.transport)) {
+    Workload w = fit.workload;
+    w.straggler_s = out.straggler_s;
+    NetworkConstants c = fit.allreduce;
+    c.step_overhead_s = fit.overhead.at(workers);
+    out.step = predict_step(fit.transport, w, workers, ServerLayout{}, c);
+    return out;
+  }
+  const double round = fit.transfer.at(workers) + fit.servers.at(workers);
+  out.step = {.step_s = fit.mean_compute_s + out.straggler_s + round, .compute_s = fit.mean_compute_s,
+              .comm_exposed_s = out.straggler_s + round, .comm_total_s = round,
+              .staleness = synchronous(fit.transport) ? 0.0 : workers - 1.0};
+  return out;
+}
+
+}  // namespace dtbench

@@ -1,0 +1,63 @@
+#pragma once
+// The cost model fitted on runs of smaller clusters, predicting a larger one from nothing of its
+// run but its configuration (the worker count). Each term is fitted where the runs measured it:
+//   compute     every rank's per-step compute pooled over the runs; a synchronous step of N waits
+//               for the largest of N draws from it (order_statistic.h), an async one for the mean;
+//   allreduce   alpha and beta fitted on the buckets' times inside training (each rank's bucket
+//               less its wait for the last rank to arrive), the buckets placed against backward as
+//               the runs had them ready (cost_model.h's overlap), and the delays no bucket accounts
+//               for (the arrival-time exchange, ready buckets waiting for the communication thread):
+//               what is left of each run's step, a line in N;
+//   servers     push + pull as timed inside training, a line in (N-1)/N (the bytes a worker's and
+//               a shard's links carry); the rest of the round beyond the slowest worker's compute
+//               (the servers' summing and update, gRPC's work) a line in N.
+// Runs at one host count cannot fix how communication grows with N: then the benches (bench
+// allreduce / bench ps at that host count) give its shape, scaled to the runs.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "launch/predict/cost_model.h"
+#include "launch/predict/fit.h"
+#include "launch/predict/fit_runs.h"
+
+namespace dtbench {
+
+// One term against the workers N: a + b * shape(N), never below 0.
+struct TermFit {
+  double a = 0.0, b = 0.0;
+  std::function<double(int)> shape = [](int) { return 0.0; };
+  std::string how{};  // how it was fitted, in words
+  double at(int workers) const { return std::max(0.0, a + b * shape(workers)); }
+};
+
+// Least squares of y = a + b * shape(N) through (N, y) points; with one distinct N, the constant
+// y (b = 0). InputError for no points.
+TermFit fit_term(const std::vector<std::pair<int, double>>& points, std::function<double(int)> shape,
+                 const std::string& shape_text);
+
+struct RunFit {
+  PredictTransport transport = PredictTransport::Ring;
+  std::string model{}, link{};
+  std::vector<std::string> fit_runs{};  // the run directories
+  std::vector<int> fit_workers{};       // their worker counts, each once
+  std::vector<double> compute_samples{};
+  double mean_compute_s = 0.0;
+  Workload workload{};            // compute phases (scaled to the pooled mean), buckets, when each was ready
+  NetworkConstants allreduce{};   // allreduce: fitted on the runs' buckets
+  TermFit overhead{};             // allreduce: the delays no bucket accounts for
+  TermFit transfer{};             // parameter servers: push + pull
+  TermFit servers{};              // parameter servers: the rest of the round
+  std::vector<std::string> notes{};  // each term's fit, in words
+};
+
+// `benches` may be null: then the runs must span two host counts at least.
+RunFit fit_on_runs(const std::vector<FitRun>& runs, const FittedConstants* benches);
+
+struct RunFitStep {
+  StepPrediction step{};
+  double straggler_s = 0.0;  // the largest of N compute draws over their mean (synchronous only)
+};
+RunFitStep predict_from_runs(const RunFit& fit, int workers);
+
+}  // namespace dtbench

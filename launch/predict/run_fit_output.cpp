@@ -1,0 +1,49 @@
+#include "launch/predict/run_fit_output.h"
+
+#include <fmt/format.h>
+
+#include "core/util/files.h"
+#include "launch/report/format.h"
+
+namespace dtbench {
+
+std::vector<RunFitRow> run_fit_rows(const RunFit& fit, const std::vector<int>& workers) {
+  std::vector<RunFitRow> rows;
+  for (int n : workers) rows.push_back({.workers = n, .predicted = predict_from_runs(fit, n)});
+  return rows;
+}
+
+ReportTable run_fit_table(const RunFit& fit, const std::vector<RunFitRow>& rows) {
+  ReportTable table = titled_table(
+      fmt::format("{} {} at {}, fitted on runs at {} workers (per step, ms)", fit.model, transport_name(fit.transport),
+                  fit.link, fmt::join(fit.fit_workers, ", ")),
+      {"workers", "step", "compute (mean)", "slowest of N", "comm exposed", "comm total"});
+  for (const RunFitRow& r : rows) {
+    const StepPrediction& s = r.predicted.step;
+    table.rows.push_back({std::to_string(r.workers), ms_text(s.step_s), ms_text(s.compute_s),
+                          ms_text(r.predicted.straggler_s), ms_text(s.comm_exposed_s), ms_text(s.comm_total_s)});
+  }
+  table.note = fmt::format("fitted on {}: {}", fmt::join(fit.fit_runs, ", "), fmt::join(fit.notes, "; "));
+  return table;
+}
+
+nlohmann::json run_fit_json(const RunFit& fit, const std::vector<RunFitRow>& rows) {
+  nlohmann::json predictions = nlohmann::json::array();
+  for (const RunFitRow& r : rows) {
+    const StepPrediction& s = r.predicted.step;
+    predictions.push_back({{"transport", transport_name(fit.transport)}, {"link", fit.link}, {"workers", r.workers},
+                           {"step_s", s.step_s}, {"compute_s", s.compute_s}, {"straggler_s", r.predicted.straggler_s},
+                           {"comm_exposed_s", s.comm_exposed_s}, {"comm_total_s", s.comm_total_s},
+                           {"staleness", s.staleness}});
+  }
+  return {{"fitted_on_runs", fit.fit_runs}, {"fit_workers", fit.fit_workers}, {"model", fit.model},
+          {"transport", transport_name(fit.transport)}, {"link", fit.link}, {"terms", fit.notes},
+          {"compute_samples", fit.compute_samples.size()}, {"predictions", predictions}};
+}
+
+void write_run_fit(const RunFit& fit, const std::vector<RunFitRow>& rows, const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  write_file_atomically(dir / "predict.json", run_fit_json(fit, rows).dump(2) + "\n");
+}
+
+}  // namespace dtbench

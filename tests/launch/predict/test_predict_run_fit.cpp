@@ -1,0 +1,162 @@
+// The model fitted on runs of smaller clusters: the straggler term against a closed form and a
+// Monte-Carlo draw, each term recovered from synthetic runs whose true parameters are known, and a
+// prediction for 4 workers from runs at 2 and 3 set against the same figure worked by hand.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/util/error.h"
+#include "launch/predict/order_statistic.h"
+#include "launch/predict/run_fit.h"
+
+namespace dtbench {
+namespace {
+
+TEST(ExpectedMax, UniformSamplesGiveTheClosedForm) {
+  // The largest of n draws from U(0, 1) has mean n / (n + 1).
+  std::vector<double> uniform;
+  for (int i = 0; i <= 10'000; ++i) uniform.push_back(i / 10'000.0);
+  for (int n : {1, 2, 3, 4, 16}) EXPECT_NEAR(expected_max_of(uniform, n), n / (n + 1.0), 1e-4) << n;
+}
+
+TEST(ExpectedMax, MatchesAMonteCarloDraw) {
+  // A skewed set (most steps fast, a few slow, as on shared cores), in no order.
+  const std::vector<double> samples = {0.012, 0.010, 0.031, 0.011, 0.010, 0.013, 0.045, 0.010, 0.012, 0.020};
+  std::mt19937 random(7);
+  std::uniform_int_distribution<size_t> pick(0, samples.size() - 1);
+  for (int n : {2, 3, 4, 8}) {
+    double sum = 0;
+    constexpr int kTrials = 200'000;
+    for (int t = 0; t < kTrials; ++t) {
+      double largest = 0;
+      for (int d = 0; d < n; ++d) largest = std::max(largest, samples[pick(random)]);
+      sum += largest;
+    }
+    EXPECT_NEAR(expected_max_of(samples, n), sum / kTrials, 0.005 * sum / kTrials) << n << " draws";
+  }
+}
+
+TEST(ExpectedMax, OneDrawIsTheMeanAndMoreDrawsNeverLess) {
+  const std::vector<double> samples = {3.0, 1.0, 2.0};
+  EXPECT_DOUBLE_EQ(expected_max_of(samples, 1), 2.0);
+  EXPECT_GT(expected_max_of(samples, 2), expected_max_of(samples, 1));
+  EXPECT_LE(expected_max_of(samples, 50), 3.0);
+  EXPECT_THROW(expected_max_of({}, 2), InputError);
+  EXPECT_THROW(expected_max_of(samples, 0), InputError);
+}
+
+TEST(FitTerm, RecoversALineAndKeepsOnePointConstant) {
+  const auto n = [](int w) { return static_cast<double>(w); };
+  const TermFit line = fit_term({{2, 0.5 + 2 * 0.25}, {3, 0.5 + 3 * 0.25}, {4, 0.5 + 4 * 0.25}}, n, "N");
+  EXPECT_NEAR(line.a, 0.5, 1e-12);
+  EXPECT_NEAR(line.b, 0.25, 1e-12);
+  EXPECT_NEAR(line.at(8), 2.5, 1e-12);
+  const TermFit one = fit_term({{2, 0.3}, {2, 0.5}}, n, "N");
+  EXPECT_DOUBLE_EQ(one.at(16), 0.4);
+  EXPECT_THROW(fit_term({}, n, "N"), InputError);
+}
+
+// Synthetic runs with known parameters: each rank's compute is 10 ms or 30 ms with equal chance
+// (so the slowest of n is 30 ms unless all n drew 10 ms: 30 - 20 / 2^n ms), one bucket of S bytes
+// reduced after backward in 2(N-1)(alpha + S/N/beta), plus delays of o0 + o1 N after it.
+constexpr double kFast = 0.010, kSlow = 0.030, kAlpha = 200e-6, kBeta = 50e6, kO0 = 0.001, kO1 = 0.0005;
+constexpr int64_t kBytes = 1 << 20;
+
+double slowest_of(int n) { return kSlow - (kSlow - kFast) / std::pow(2.0, n); }
+
+FitRun synthetic_run(const std::string& transport, int n) {
+  FitRun run;
+  run.measured.dir = "/runs/" + transport + "-" + std::to_string(n);
+  run.measured.model = "lenet5";
+  run.measured.transport = transport;
+  run.measured.link = "1gbit";
+  run.measured.workers = n;
+  run.measured.workload = {.compute = {.forward_s = 0.005, .backward_s = 0.010, .update_s = 0.005},
+                           .bucket_bytes = {kBytes}, .bucket_ready = {1.0}, .overlap = false,
+                           .gradient_bytes = kBytes};
+  for (int rank = 0; rank < n; ++rank) run.compute_samples.insert(run.compute_samples.end(), {kFast, kSlow});
+  run.mean_compute_s = (kFast + kSlow) / 2;
+  return run;
+}
+
+FitRun allreduce_run(int n) {
+  FitRun run = synthetic_run("ring", n);
+  const double transfer = 2 * (n - 1) * (kAlpha + static_cast<double>(kBytes) / n / kBeta);
+  run.arrival_wait_s = 0.004;  // the bucket's span holds the rank's wait for the last to arrive
+  run.pieces = {{.what = "allreduce bucket", .index = 0, .bytes = kBytes, .ready_s = 0.010, .start_s = 0.010,
+                 .end_s = 0.010 + transfer + run.arrival_wait_s}};
+  run.step_s = slowest_of(n) + transfer + kO0 + kO1 * n;
+  return run;
+}
+
+TEST(RunFit, AllreduceRecoversItsTermsAndPredictsFourWorkersAsByHand) {
+  const RunFit fit = fit_on_runs({allreduce_run(2), allreduce_run(3)}, nullptr);
+  EXPECT_NEAR(fit.allreduce.alpha_s, kAlpha, 1e-3 * kAlpha);
+  EXPECT_NEAR(fit.allreduce.beta_bytes_per_s, kBeta, 1e-3 * kBeta);
+  EXPECT_NEAR(fit.overhead.a, kO0, 1e-9);
+  EXPECT_NEAR(fit.overhead.b, kO1, 1e-9);
+  EXPECT_EQ(fit.fit_workers, (std::vector<int>{2, 3}));
+  // By hand at 4: the slowest of 4 draws, 30 - 20/16 = 28.75 ms; 6 ring steps of 200 us + 262,144
+  // B at 50 MB/s (5.24288 ms) = 32.65728 ms; delays 1 + 2 ms.
+  const double by_hand = 0.02875 + 6 * (200e-6 + 262'144 / 50e6) + 0.003;
+  const RunFitStep four = predict_from_runs(fit, 4);
+  EXPECT_NEAR(four.step.step_s, by_hand, 1e-9);
+  EXPECT_NEAR(four.straggler_s, 0.02875 - 0.020, 1e-12);
+  // The fit reproduces the runs it was fitted on.
+  EXPECT_NEAR(predict_from_runs(fit, 2).step.step_s, allreduce_run(2).step_s, 1e-9);
+}
+
+TEST(RunFit, BucketsGrowingFasterThanALineInBytesFitALatencyAlone) {
+  // One bucket size, 1 ms at 2 workers and 8 ms at 3: 1/beta would come out negative. Through the
+  // origin on 2(N-1) ring steps: alpha = (2 x 1 + 4 x 8) / (4 + 16) ms = 1.7 ms.
+  FitRun two = allreduce_run(2), three = allreduce_run(3);
+  two.arrival_wait_s = three.arrival_wait_s = 0;
+  two.pieces.front().end_s = two.pieces.front().start_s + 0.001;
+  three.pieces.front().end_s = three.pieces.front().start_s + 0.008;
+  const RunFit fit = fit_on_runs({two, three}, nullptr);
+  EXPECT_NEAR(fit.allreduce.alpha_s, 0.0017, 1e-12);
+  EXPECT_NEAR(allreduce_seconds(kBytes, 4, fit.allreduce), 6 * 0.0017, 1e-12);
+}
+
+// Parameter servers: push + pull t0 + t1 (N-1)/N, the rest of the round r0 + r1 N.
+constexpr double kT0 = 0.002, kT1 = 0.006, kR0 = 0.001, kR1 = 0.0015;
+
+FitRun server_run(const std::string& transport, int n) {
+  FitRun run = synthetic_run(transport, n);
+  const double moved = kT0 + kT1 * (n - 1.0) / n, rest = kR0 + kR1 * n;
+  run.pieces = {{.what = "push", .index = -1, .start_s = 0.0, .end_s = moved / 2},
+                {.what = "wait for servers", .index = -1, .start_s = moved / 2, .end_s = moved / 2 + rest},
+                {.what = "pull", .index = -1, .start_s = moved / 2 + rest, .end_s = moved + rest}};
+  const double compute = transport == "ps-sync" ? slowest_of(n) : run.mean_compute_s;
+  run.step_s = compute + moved + rest;
+  return run;
+}
+
+TEST(RunFit, ParameterServersRecoverTheirTermsAndPredictFourWorkersAsByHand) {
+  const RunFit sync = fit_on_runs({server_run("ps-sync", 2), server_run("ps-sync", 3)}, nullptr);
+  EXPECT_NEAR(sync.transfer.a, kT0, 1e-9);
+  EXPECT_NEAR(sync.transfer.b, kT1, 1e-9);
+  EXPECT_NEAR(sync.servers.a, kR0, 1e-9);
+  EXPECT_NEAR(sync.servers.b, kR1, 1e-9);
+  // By hand at 4: 28.75 ms compute (slowest of 4), push + pull 2 + 6 x 3/4 = 6.5 ms, rest 1 + 6 = 7 ms.
+  EXPECT_NEAR(predict_from_runs(sync, 4).step.step_s, 0.02875 + 0.0065 + 0.007, 1e-9);
+  // Async waits for no one: the mean compute, 20 ms.
+  const RunFit async = fit_on_runs({server_run("ps-async", 2), server_run("ps-async", 3)}, nullptr);
+  const RunFitStep four = predict_from_runs(async, 4);
+  EXPECT_NEAR(four.step.step_s, 0.020 + 0.0065 + 0.007, 1e-9);
+  EXPECT_DOUBLE_EQ(four.straggler_s, 0.0);
+  EXPECT_DOUBLE_EQ(four.step.staleness, 3.0);
+}
+
+TEST(RunFit, RunsAtOneHostCountWithoutBenchesAreRefused) {
+  try {
+    fit_on_runs({allreduce_run(2), allreduce_run(2)}, nullptr);
+    FAIL() << "two runs at one host count fitted how comm grows with N";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("two host counts"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(fit_on_runs({server_run("ps-sync", 3)}, nullptr), InputError);
+}
+
+}  // namespace
+}  // namespace dtbench
