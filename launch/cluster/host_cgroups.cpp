@@ -27,7 +27,19 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
-constexpr long kPeriodMicroseconds = 100000;  // CFS's default period: a quota is a share of each 100 ms
+// A fractional host's quota is a share of each 10 ms, not of CFS's default 100 ms: a host of half a
+// core that has a core to itself (3 such hosts on 2 cores) ran flat out for 50 ms and was then held
+// for 50 — steps of 15 ms stalled up to 66 ms (p95) and the 3-host step came out twice the 2- and
+// 4-host ones. With 10 ms the stalls are at most 5 ms and the host runs like a slower one (LeNet-5
+// ring on 3 half-core hosts: mean 29.7 ms, p95 66 -> mean 19.8, p95 22.6; docs/cluster.md). Hosts
+// of whole cores keep 100 ms: their cpuset bounds them already, and a short period only adds
+// throttling at its edges (867 throttled periods in ClusterCompute's run with 10 ms, 0 with 100).
+constexpr long kFractionalPeriodMicroseconds = 10000;
+constexpr long kWholePeriodMicroseconds = 100000;
+
+long period_microseconds(double cores) {
+  return cores == std::floor(cores) ? kWholePeriodMicroseconds : kFractionalPeriodMicroseconds;
+}
 constexpr auto kSettleTime = std::chrono::seconds(5);
 
 // The unified hierarchy alone (cgroup v2 with its controllers), rather than v1 hierarchies.
@@ -71,7 +83,7 @@ void make_dir(const fs::path& dir) {
 }
 
 std::string quota_text(double cores) {
-  return std::to_string(std::max(1000L, std::lround(cores * static_cast<double>(kPeriodMicroseconds))));
+  return std::to_string(std::max(1000L, std::lround(cores * static_cast<double>(period_microseconds(cores)))));
 }
 
 fs::path freezer_dir(const std::string& cluster, int host) {
@@ -166,12 +178,12 @@ void make_host_cgroup(const std::string& cluster, int host, const HostCores& cor
     const fs::path dir = root / name;
     make_dir(dir);
     write_text(dir / "cpuset.cpus", cores.cpus);
-    write_text(dir / "cpu.max", quota_text(cores.cores) + " " + std::to_string(kPeriodMicroseconds));
+    write_text(dir / "cpu.max", quota_text(cores.cores) + " " + std::to_string(period_microseconds(cores.cores)));
     return;
   }
   const fs::path cpu = *v1_mount("cpu") / name, cpuset = *v1_mount("cpuset") / name;
   make_dir(cpu);
-  write_text(cpu / "cpu.cfs_period_us", std::to_string(kPeriodMicroseconds));
+  write_text(cpu / "cpu.cfs_period_us", std::to_string(period_microseconds(cores.cores)));
   write_text(cpu / "cpu.cfs_quota_us", quota_text(cores.cores));
   make_dir(cpuset);
   // A v1 cpuset takes no process until it has memory nodes too: the machine's, as its root has them.
