@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -12,8 +11,6 @@
 #include "core/tuning/quiet_timer.h"
 #include "core/tuning/tuning_cache.h"
 #include "core/util/blas.h"
-#include "core/util/clock.h"
-#include "core/util/error.h"
 #include "core/util/rng.h"
 
 namespace dtbench {
@@ -49,7 +46,7 @@ struct Buffers {
 
 std::vector<float> random_values(int64_t count, Rng& rng) {
   std::vector<float> values(static_cast<size_t>(count));
-  for (float& value : values) value = 2.0f * rng.uniform() - 1.0f;
+  for (float& value : values) value = rng.uniform(-1.0f, 1.0f);
   return values;
 }
 
@@ -206,7 +203,7 @@ ConvTuning tuned_conv(const ConvSizes& sizes, bool input_grad) {
                                       input_grad ? "" : "; no input gradient");
   TuningCache cache = TuningCache::in_default_folder("conv-algorithms.json");
   bool measured = false;
-  ConvTuning busy;
+  ConvTuning busy;  // what a measurement too busy to keep chose (the cache then returns null)
   const nlohmann::json entry = cache.find_or_measure(key, [&]() -> std::optional<nlohmann::json> {
     measured = true;
     // Once one shape found the machine too busy, this process measures no more: on a host held
@@ -228,7 +225,7 @@ ConvTuning tuned_conv(const ConvSizes& sizes, bool input_grad) {
     }
     return to_json(tuning);
   });
-  if (busy.too_busy) return busy;
+  if (entry.is_null()) return busy;
   try {
     ConvTuning tuning = from_json(entry);
     tuning.from_cache = !measured;

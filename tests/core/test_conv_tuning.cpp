@@ -205,6 +205,35 @@ TEST(TuningCache, ADamagedFileIsMeasuredOverNotTrusted) {
   EXPECT_EQ(cache.find_or_measure("k", [&] { return nlohmann::json(++measured); }), 1);  // repaired
 }
 
+// A cache folder that cannot be made (a file stands where it would go): every measurement is
+// still made and returned, just not kept.
+TEST(TuningCache, AFolderThatCannotBeMadeStillGivesEachMeasurement) {
+  const CacheFolder folder;
+  std::filesystem::create_directories(folder.path());
+  std::ofstream(folder.path() / "not-a-folder") << "x";
+  TuningCache cache(folder.path() / "not-a-folder" / "choices.json");
+  int measured = 0;
+  EXPECT_EQ(cache.find_or_measure("k", [&] { return nlohmann::json(++measured); }), 1);
+  EXPECT_EQ(cache.find_or_measure("k", [&] { return nlohmann::json(++measured); }), 2);
+}
+
+// An entry this version cannot read (an algorithm it does not know) is measured again, not trusted.
+TEST(ConvTuning, AnEntryNamingAnUnknownAlgorithmIsMeasuredAgain) {
+  const CacheFolder folder;
+  const BlasThreads threads(1);
+  const ConvSizes s = conv_sizes(2, 4, 8, 8, 4, 3, 1);
+  const ConvTuning first = tuned_conv(s, true);
+  if (first.too_busy) GTEST_SKIP() << "the machine was too busy to keep a measurement: " << conv_tuning_text(first);
+  const std::filesystem::path file = folder.path() / "conv-algorithms.json";
+  nlohmann::json whole = nlohmann::json::parse(std::ifstream(file));
+  ASSERT_EQ(whole["entries"].size(), 1u);
+  for (auto& [key, entry] : whole["entries"].items()) entry["forward"] = "fft";
+  std::ofstream(file) << whole.dump();
+  const ConvTuning again = tuned_conv(s, true);
+  EXPECT_FALSE(again.from_cache);
+  EXPECT_TRUE(conv_algorithm_runs(again.forward, s)) << conv_tuning_text(again);
+}
+
 // Ranks start together and all find no choice yet: one measures while the others wait for it, so
 // they neither measure beside it on the same cores nor end up with choices of their own.
 TEST(TuningCache, ProcessesAskingAtOnceMeasureOnce) {
