@@ -411,5 +411,15 @@ def report(events: Events, message: str, kind: str, status: int) -> int:
     return status
 
 
+def exit_now(status: int) -> None:
+    """Ends the process without the interpreter's finalization. Everything the worker had to say is
+    sent by then; tearing down torch's autograd and gloo threads during finalization can hang (a
+    rank that had sent "done" was seen still alive a minute later while another torch process
+    shared the machine), and a hung exit would hold its dtbench rank and every peer waiting on it."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -188,15 +188,18 @@ marks_rounds() {
     done
   done
 }
-# On the CPU the setting changes nothing (no device marks): the rehearsal runs the same code with a
-# threshold that the machine's noise cannot reach, since its runs are 4 steps on a shared CPU.
-marks_steps=120 marks_models="lenet5 resnet18" marks_round_count=3 marks_threshold_pct=5
-[[ $device == cpu ]] && marks_steps=4 marks_models=lenet5 marks_round_count=2 marks_threshold_pct=1000
+# On the CPU the setting changes nothing (no device marks) and each run is 4 steps on a machine that
+# other work shares (CI runs two tests at once): the rehearsal runs the same code and prints the
+# figures, but does not judge them (--rehearsal) — a timing verdict there would judge the neighbours.
+marks_steps=120 marks_models="lenet5 resnet18" marks_round_count=3 marks_threshold_pct=5 marks_judging=""
+[[ $device == cpu ]] && marks_steps=4 marks_models=lenet5 marks_round_count=2 marks_judging="--rehearsal"
 export -f marks_run marks_rounds
 export dtbench data device marks_steps marks_models marks_round_count
-check "device marks overhead" 150 "median step with CUDA-event marks within ${marks_threshold_pct}% of a wait per phase, $marks_round_count alternating rounds (device_marks.txt)" \
+marks_shows="median step with CUDA-event marks within ${marks_threshold_pct}% of a wait per phase, $marks_round_count alternating rounds (device_marks.txt)"
+[[ -n $marks_judging ]] && marks_shows="both settings run, $marks_round_count alternating rounds; timing not judged on a shared CPU (device_marks.txt)"
+check "device marks overhead" 150 "$marks_shows" \
   bash -c "set -o pipefail; marks_rounds | tee '$out/device_marks.txt' && \
-           python3 '$repo/scripts/device_marks_verdict.py' --threshold-pct $marks_threshold_pct '$out/device_marks.txt' \
+           python3 '$repo/scripts/device_marks_verdict.py' --threshold-pct $marks_threshold_pct $marks_judging '$out/device_marks.txt' \
              | tee -a '$out/device_marks.txt'"
 
 # compute-sanitizer's memcheck over the layer tests with what is left of the budget: a memory error

@@ -7,12 +7,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "core/data/shard.h"
 #include "core/data/transforms.h"
@@ -180,6 +183,25 @@ TorchWorker::~TorchWorker() {
   }
 }
 
+std::optional<int> TorchWorker::wait_exit_within(double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  int status = 0;
+  for (;;) {
+    const pid_t ended = waitpid(pid_, &status, WNOHANG);
+    if (ended == pid_) break;
+    if (ended < 0 && errno != EINTR) break;
+    if (std::chrono::steady_clock::now() >= until) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+      return std::nullopt;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 int TorchWorker::wait_exit() {
   int status = 0;
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
@@ -291,8 +313,14 @@ std::string TorchWorker::finish() {
   go_fd_ = -1;
   const nlohmann::json done = next_event();
   if (done.value("event", "") != "done") fail(done);
-  if (const int status = wait_exit(); status != 0) {
-    throw IoError(fmt::format("engine pytorch: the worker exited with status {} after it was done", status));
+  // Everything is said once "done" came: a worker that does not go within the grace period is stuck
+  // in its interpreter's teardown (torch's threads), not in training, and is ended without failing
+  // the run it finished.
+  const std::optional<int> status = wait_exit_within(kExitGraceSeconds);
+  if (!status) {
+    spdlog::warn("engine pytorch: the worker was done but had not exited {} s later; ended it", kExitGraceSeconds);
+  } else if (*status != 0) {
+    throw IoError(fmt::format("engine pytorch: the worker exited with status {} after it was done", *status));
   }
   std::error_code ignored;
   std::filesystem::remove_all(input_dir_, ignored);

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -65,6 +66,9 @@ class TorchWorker {
   nlohmann::json next_event();
   [[noreturn]] void fail(const nlohmann::json& error);
   int wait_exit();
+  // The exit status, or nothing when the worker had not exited within `seconds` and was killed.
+  std::optional<int> wait_exit_within(double seconds);
+  static constexpr double kExitGraceSeconds = 10;
 
   std::filesystem::path input_dir_;
   pid_t pid_ = -1;

@@ -4,6 +4,8 @@
 // mpirun with ddp end with identical weights, and what the engine cannot do is a clear exit 2.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -206,6 +208,45 @@ TEST_F(CliPytorch, WithoutTorchOrWithATransportItLacksTheEngineSaysWhatIsMissing
   const Outcome ddp = dtbench("train" + lenet(data, 2) + " --set transport=ddp");
   EXPECT_EQ(ddp.exit_code, 2) << ddp.output;
   EXPECT_NE(ddp.output.find("engine: pytorch"), std::string::npos) << ddp.output;
+}
+
+// A worker that said "done" and then does not exit (torch's threads stuck in the interpreter's
+// teardown) is ended after a grace period: the run it finished completes, with a warning, and no
+// rank waits on it for ever. A stand-in worker speaks the protocol without torch.
+TEST_F(CliPytorch, AWorkerThatHangsAfterItWasDoneIsEndedAndTheRunCompletes) {
+  const fs::path data = synth("idx", 256, 64);
+  const fs::path fake = root_ / "fake-worker";
+  fs::create_directories(fake);
+  std::ofstream(fake / "worker.py") << R"(import argparse, json, os, sys, time
+parser = argparse.ArgumentParser()
+parser.add_argument("--input")
+parser.add_argument("--events-fd", type=int)
+events = os.fdopen(parser.parse_args().events_fd, "w", buffering=1)
+def send(**fields):
+    events.write(json.dumps(fields) + "\n")
+send(event="ready", torch="stand-in", epochs=1, steps=1, settings="stand-in")
+sys.stdin.readline()
+now = time.time()
+send(event="step", epoch=1, step=0, load=0.001, forward=0.001, backward=0.001, comm=0, update=0.001, other=0,
+     total=0.004, comm_total=0, images=32, loss=2.3, correct=3, start_unix_s=now)
+send(event="epoch", epoch=1, test_loss=2.3, test_accuracy=0.1, test_samples=64, start_unix_s=now,
+     steps_end_unix_s=now + 0.004, end_unix_s=now + 0.01)
+sys.stdin.readline()
+send(event="done", weights_checksum="0")
+time.sleep(600)
+)";
+  const auto started = std::chrono::steady_clock::now();
+  const Outcome r = testing::shell("DTBENCH_PYTORCH_DIR=" + fake.string() + " " + DTBENCH_BINARY + " train" +
+                                   lenet(data, 1) + " --set batch=32 --set engine=pytorch --set output=" +
+                                   (root_ / "runs").string());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the worker was done but had not exited 10 s later; ended it"), std::string::npos)
+      << r.output;
+  EXPECT_LT(seconds, 60.0) << r.output;
+  // "[w]" keeps pgrep from matching the shell that runs it, whose command line holds the pattern.
+  EXPECT_EQ(testing::shell("pgrep -f '" + (fake / "[w]orker.py").string() + "'").exit_code, 1)
+      << "the stand-in still runs";
 }
 
 }  // namespace

@@ -237,7 +237,8 @@ TEST_F(GpuKit, TheCheckScriptPassesItsRehearsalFromThePackedKit) {
                           " --rehearse");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const std::string summary = testing::read_text(results / "summary.md");
-  EXPECT_EQ(summary.find("| FAIL"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("| FAIL"), std::string::npos) << summary << "\ndevice_marks.txt:\n"
+                                                     << testing::read_text(results / "device_marks.txt");
   for (const char* check : {"kit starts", "gpu tests: training", "bench step vs PyTorch", "staged ring",
                             "device marks overhead"}) {
     EXPECT_NE(summary.find(std::string("| ") + check), std::string::npos) << check << "\n" << summary;
