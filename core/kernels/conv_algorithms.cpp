@@ -12,7 +12,7 @@ namespace dtbench {
 namespace {
 
 constexpr std::array kAlgorithms{ConvAlgorithm::gemm, ConvAlgorithm::winograd, ConvAlgorithm::lanes,
-                                 ConvAlgorithm::direct};
+                                 ConvAlgorithm::lanes16, ConvAlgorithm::direct};
 
 }  // namespace
 
@@ -23,6 +23,7 @@ std::string_view conv_algorithm_name(ConvAlgorithm algorithm) {
     case ConvAlgorithm::gemm: return "gemm";
     case ConvAlgorithm::winograd: return "winograd";
     case ConvAlgorithm::lanes: return "lanes";
+    case ConvAlgorithm::lanes16: return "lanes16";
     case ConvAlgorithm::direct: return "direct";
   }
   return "?";
@@ -40,6 +41,7 @@ bool conv_algorithm_runs(ConvAlgorithm algorithm, const ConvSizes& sizes) {
     case ConvAlgorithm::gemm: return true;
     case ConvAlgorithm::winograd: return sizes.kernel == 3 && sizes.stride == 1;
     case ConvAlgorithm::lanes: return sizes.stride == 1 && sizes.kernel >= 2;
+    case ConvAlgorithm::lanes16: return lanes16_runs_here() && sizes.stride == 1 && sizes.kernel >= 2;
     case ConvAlgorithm::direct: return sizes.stride == 1;
   }
   return false;
@@ -49,6 +51,7 @@ ConvFunctions conv_functions(ConvAlgorithm algorithm) {
   switch (algorithm) {
     case ConvAlgorithm::winograd: return {conv2d_winograd_forward, conv2d_winograd_backward};
     case ConvAlgorithm::lanes: return {conv2d_lanes_forward, conv2d_lanes_backward};
+    case ConvAlgorithm::lanes16: return {conv2d_lanes16_forward, conv2d_lanes16_backward};
     case ConvAlgorithm::direct: return {conv2d_direct_forward, conv2d_direct_backward};
     case ConvAlgorithm::gemm: break;
   }

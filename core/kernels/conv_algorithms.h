@@ -6,6 +6,7 @@
 //   gemm      im2col + sgemm (conv_gemm.h): any shape; OpenBLAS's kernels for the CPU at hand
 //   winograd  F(2x2, 3x3) (conv_winograd.h): 3x3, stride 1
 //   lanes     eight samples in the vector lanes (conv_lanes.h): stride 1, filters of 2x2 or more
+//   lanes16   sixteen samples in AVX-512's lanes (conv_lanes.h): as lanes, on CPUs with AVX-512F
 //   direct    wide-row direct loops (conv_direct.h): stride 1
 //
 // Which is fastest depends on the shape, the batch, the threads and the CPU: `rule_choice` is the
@@ -19,7 +20,7 @@
 
 namespace dtbench {
 
-enum class ConvAlgorithm { gemm, winograd, lanes, direct };
+enum class ConvAlgorithm { gemm, winograd, lanes, lanes16, direct };
 
 struct ConvFunctions {
   void (*forward)(float* out, const float* inp, const float* weight, const float* bias, const ConvSizes& sizes);
@@ -34,7 +35,8 @@ std::string_view conv_algorithm_name(ConvAlgorithm algorithm);
 // The algorithm called `name`, or nullopt.
 std::optional<ConvAlgorithm> conv_algorithm_named(std::string_view name);
 
-// Whether `algorithm` computes convolutions of these sizes at all (not whether it is fast there).
+// Whether `algorithm` computes convolutions of these sizes at all, on this CPU (not whether it is
+// fast there).
 bool conv_algorithm_runs(ConvAlgorithm algorithm, const ConvSizes& sizes);
 
 ConvFunctions conv_functions(ConvAlgorithm algorithm);

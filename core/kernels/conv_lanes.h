@@ -35,4 +35,15 @@ void conv2d_lanes_forward(float* out, const float* inp, const float* weight, con
 void conv2d_lanes_backward(float* dinp, float* dweight, float* dbias, const float* dout,
                            const float* inp, const float* weight, const ConvSizes& sizes);
 
+// Sixteen samples in the lanes of AVX-512 registers: the same kernels at twice the width, for CPUs
+// that have AVX-512F (Intel Xeon since Skylake-SP, AMD EPYC since Zen 4). Which width is faster
+// for a layer is measured (conv_tuning.h): a batch of 42 leaves 6 of the last group's 16 lanes
+// empty, and a half-filled group costs as much as a full one.
+bool lanes16_runs_here();  // whether this CPU has AVX-512F
+// As conv2d_lanes_forward / _backward; a logic_error where lanes16_runs_here() is false.
+void conv2d_lanes16_forward(float* out, const float* inp, const float* weight, const float* bias,
+                            const ConvSizes& sizes);
+void conv2d_lanes16_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                             const float* inp, const float* weight, const ConvSizes& sizes);
+
 }  // namespace dtbench

@@ -4,8 +4,11 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "core/tuning/quiet_timer.h"
@@ -173,13 +176,19 @@ ConvTuning from_json(const nlohmann::json& entry) {
   return tuning;
 }
 
-}  // namespace
-
-ConvTuning measure_conv(const ConvSizes& sizes, bool input_grad) {
+// The algorithms that run this shape on this CPU.
+std::vector<ConvAlgorithm> candidates_for(const ConvSizes& sizes) {
   std::vector<ConvAlgorithm> candidates;
   for (const ConvAlgorithm algorithm : conv_algorithms()) {
     if (conv_algorithm_runs(algorithm, sizes)) candidates.push_back(algorithm);
   }
+  return candidates;
+}
+
+}  // namespace
+
+ConvTuning measure_conv(const ConvSizes& sizes, bool input_grad) {
+  const std::vector<ConvAlgorithm> candidates = candidates_for(sizes);
   ConvTuning tuning;
   tuning.rule = rule_choice(sizes);
   Buffers buffers = buffers_for(sizes);
@@ -199,8 +208,13 @@ ConvTuning measure_conv(const ConvSizes& sizes, bool input_grad) {
 }
 
 ConvTuning tuned_conv(const ConvSizes& sizes, bool input_grad) {
-  const std::string key = fmt::format("{}; {} thread(s); {}{}", machine_key(), blas::threads(), conv_shape_text(sizes),
-                                      input_grad ? "" : "; no input gradient");
+  // The candidates belong to the key: a choice made before this version could run an algorithm
+  // (lanes16 came later) is measured again rather than kept.
+  std::vector<std::string_view> names;
+  for (const ConvAlgorithm algorithm : candidates_for(sizes)) names.push_back(conv_algorithm_name(algorithm));
+  const std::string key = fmt::format("{}; {} thread(s); {}{}; of {}", machine_key(), blas::threads(),
+                                      conv_shape_text(sizes), input_grad ? "" : "; no input gradient",
+                                      fmt::join(names, " "));
   TuningCache cache = TuningCache::in_default_folder("conv-algorithms.json");
   bool measured = false;
   ConvTuning busy;  // what a measurement too busy to keep chose (the cache then returns null)

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/kernels/conv_lanes.h"
 #include "core/layers/conv2d.h"
 #include "core/tuning/conv_tuning.h"
 #include "core/tuning/quiet_timer.h"
@@ -71,7 +72,9 @@ TEST(ConvTuning, EveryAlgorithmThatRunsAShapeMatchesTheReference) {
       ++pairs;
     }
   }
-  EXPECT_EQ(pairs, 17);  // gemm on all 6, Winograd on the two 3x3, lanes on the four of 2x2 or more, direct on 5
+  // gemm on all 6, Winograd on the two 3x3, lanes on the four of 2x2 or more (and lanes16 there, on
+  // a CPU with AVX-512F), direct on 5.
+  EXPECT_EQ(pairs, 17 + (lanes16_runs_here() ? 4 : 0));
   EXPECT_FALSE(conv_algorithm_runs(ConvAlgorithm::winograd, shapes[1]));  // 5x5
   EXPECT_FALSE(conv_algorithm_runs(ConvAlgorithm::direct, shapes[5]));    // stride 2
 }
@@ -91,7 +94,8 @@ TEST(ConvTuning, ChoosesTheFastestTimedAlgorithmOrTheRulesWithinThreePercent) {
   const ConvTuning tuning = measure_conv(s, /*input_grad=*/true);
   EXPECT_EQ(tuning.rule, rule_choice(s));
   EXPECT_FALSE(tuning.from_cache);
-  ASSERT_EQ(tuning.trials.size(), 4u);  // 3x3 stride 1: all four run it
+  // 3x3 stride 1: every algorithm runs it (lanes16 only on a CPU with AVX-512F).
+  ASSERT_EQ(tuning.trials.size(), lanes16_runs_here() ? 5u : 4u);
   for (const bool forward : {true, false}) {
     const ConvAlgorithm chosen = forward ? tuning.forward : tuning.backward;
     const auto ms = [&](const ConvTrial& t) { return forward ? t.forward_ms : t.backward_ms; };
