@@ -6,8 +6,8 @@
 #include "core/kernels/target_clones.h"
 #include "core/kernels/vec8.h"
 
-// The input and output transforms run 8 tiles at a time in vectors, built for AVX2 and for the
-// baseline, the loader picking one (the project builds without -march=native).
+// The input and output transforms and their adjoints run 8 tiles at a time in vectors, built for
+// AVX2 and for the baseline, the loader picking one (the project builds without -march=native).
 #define DTB_CLONES DTB_TARGET_CLONES("avx2", "default")
 
 namespace dtbench::winograd {
@@ -111,6 +111,60 @@ DTB_VEC8_INLINE void output_tiles8(float* plane, int64_t Wo, int64_t Ho, int64_t
   }
 }
 
+// The adjoint of output_tiles8 for the 8 whole tiles starting at column ow of output rows oh and
+// oh + 1 (row oh + 1 counting as zero past Ho): A dY Aᵀ of each tile, its 16 positions' values
+// stored at m + p·stride + 0..7.
+DTB_VEC8_INLINE void output_gradient_tiles8(float* m, int64_t stride, const float* plane, int64_t Wo, int64_t Ho,
+                                            int64_t oh, int64_t ow) {
+  Vec8 y[2][2] = {};  // y[i][b]: output row oh + i, tile column b, of the 8 tiles
+  for (int i = 0; i < 2 && oh + i < Ho; ++i) {
+    y[i][0] = vec8::evens(plane + (oh + i) * Wo + ow);
+    y[i][1] = vec8::odds(plane + (oh + i) * Wo + ow);
+  }
+  Vec8 r[4][2];  // A y
+  for (int b = 0; b < 2; ++b) {
+    r[0][b] = y[0][b];
+    r[1][b] = y[0][b] + y[1][b];
+    r[2][b] = y[0][b] - y[1][b];
+    r[3][b] = -y[1][b];
+  }
+  for (int i = 0; i < 4; ++i) {  // (A y) Aᵀ
+    vec8::store(m + (i * 4 + 0) * stride, r[i][0]);
+    vec8::store(m + (i * 4 + 1) * stride, r[i][0] + r[i][1]);
+    vec8::store(m + (i * 4 + 2) * stride, r[i][0] - r[i][1]);
+    vec8::store(m + (i * 4 + 3) * stride, -r[i][1]);
+  }
+}
+
+// at[0..16) += a0 b0 a1 b1 ... a7 b7.
+DTB_VEC8_INLINE void add_interleaved(float* at, Vec8 a, Vec8 b) {
+  const vec8::Index8 low{0, 8, 1, 9, 2, 10, 3, 11}, high{4, 12, 5, 13, 6, 14, 7, 15};
+  vec8::store(at, vec8::load(at) + __builtin_shuffle(a, b, low));
+  vec8::store(at + 8, vec8::load(at + 8) + __builtin_shuffle(a, b, high));
+}
+
+// add_input_gradient_tile for the 8 tiles whose windows start at w, w + 2, ..., w + 14, their 16
+// values at v + p·stride + 0..7. Neighbouring windows share two columns, so each window row is
+// added in two passes: its columns 0 and 1 (the even and odd floats from w), then 2 and 3 (from
+// w + 2) — a shared float gets both tiles' terms, one pass after the other.
+DTB_VEC8_INLINE void add_input_gradient_tiles8(float* w, int64_t row_stride, const float* v, int64_t stride) {
+  Vec8 t[4][4];
+  for (int i = 0; i < 4; ++i) {
+    const Vec8 r0 = vec8::load(v + (i * 4 + 0) * stride), r1 = vec8::load(v + (i * 4 + 1) * stride);
+    const Vec8 r2 = vec8::load(v + (i * 4 + 2) * stride), r3 = vec8::load(v + (i * 4 + 3) * stride);
+    t[i][0] = r0;
+    t[i][1] = r1 - r2 + r3;
+    t[i][2] = r2 + r1 - r0;
+    t[i][3] = -r3;
+  }
+  for (int j = 0; j < 4; j += 2) {
+    add_interleaved(w + j, t[0][j], t[0][j + 1]);
+    add_interleaved(w + row_stride + j, t[1][j] - t[2][j] + t[3][j], t[1][j + 1] - t[2][j + 1] + t[3][j + 1]);
+    add_interleaved(w + 2 * row_stride + j, t[2][j] + t[1][j] - t[0][j], t[2][j + 1] + t[1][j + 1] - t[0][j + 1]);
+    add_interleaved(w + 3 * row_stride + j, -t[3][j], -t[3][j + 1]);
+  }
+}
+
 // input_tiles8 along one row of tiles, as far as whole groups of 8 go (the padded row holds
 // 2·columns + 2 floats); returns how many tiles it did. Only these loops are built per CPU: the
 // per-tile remainder ran several times slower as an AVX2 clone on small planes.
@@ -127,6 +181,24 @@ DTB_CLONES int64_t output_tiles_by_8(float* plane, int64_t Wo, int64_t Ho, int64
                                      const float* m, int64_t stride, float shift) {
   int64_t tx = 0;
   for (; 2 * (tx + 8) <= Wo; tx += 8) output_tiles8(plane, Wo, Ho, oh, 2 * tx, m + tx, stride, shift);
+  return tx;
+}
+
+// output_gradient_tiles8 along one row of tiles, as far as groups of 8 whole tiles go; returns how
+// many tiles it did.
+DTB_CLONES int64_t output_gradient_tiles_by_8(float* m, int64_t stride, const float* plane, int64_t Wo, int64_t Ho,
+                                              int64_t oh) {
+  int64_t tx = 0;
+  for (; 2 * (tx + 8) <= Wo; tx += 8) output_gradient_tiles8(m + tx, stride, plane, Wo, Ho, oh, 2 * tx);
+  return tx;
+}
+
+// add_input_gradient_tiles8 along one row of tiles (the padded row holds 2·columns + 2 floats), as
+// far as whole groups of 8 go; returns how many tiles it did.
+DTB_CLONES int64_t input_gradient_tiles_by_8(float* window_row, int64_t row_stride, const float* v, int64_t stride,
+                                             int64_t columns) {
+  int64_t tx = 0;
+  for (; tx + 8 <= columns; tx += 8) add_input_gradient_tiles8(window_row + 2 * tx, row_stride, v + tx, stride);
   return tx;
 }
 
@@ -246,7 +318,8 @@ void transform_output_gradient(float* dM, int64_t T, int64_t t0, const float* do
     const float* plane = dout + co * Ho * Wo;  // (Ho, Wo)
     float* row = dM + co * T + t0;
     for (int64_t ty = 0; ty < grid.rows; ++ty) {
-      for (int64_t tx = 0; tx < grid.columns; ++tx) {
+      int64_t tx = output_gradient_tiles_by_8(row + ty * grid.columns, stride, plane, Wo, Ho, 2 * ty);
+      for (; tx < grid.columns; ++tx) {
         const int64_t oh = 2 * ty, ow = 2 * tx;
         float y[2][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}};
         for (int i = 0; i < 2 && oh + i < Ho; ++i) {
@@ -282,7 +355,9 @@ void inverse_input_gradient(float* dinp, const float* dV, int64_t T, int64_t t0,
     std::fill(padded.values.begin(), padded.values.end(), 0.0f);
     const float* row = dV + c * T + t0;
     for (int64_t ty = 0; ty < grid.rows; ++ty) {
-      for (int64_t tx = 0; tx < grid.columns; ++tx) {
+      int64_t tx = input_gradient_tiles_by_8(padded.values.data() + 2 * ty * Wp, Wp, row + ty * grid.columns, stride,
+                                             grid.columns);
+      for (; tx < grid.columns; ++tx) {
         const float* column = row + ty * grid.columns + tx;
         float v[16];
         for (int p = 0; p < 16; ++p) v[p] = column[p * stride];

@@ -13,7 +13,8 @@ using testing::BlasThreads;
 using testing::conv_sizes;
 
 // Odd and even planes, padding 0, 1 and 2, one sample and several (one sample per group, groups
-// of several samples, a short last group), channel counts from 1 to 64.
+// of several samples, a short last group), channel counts from 1 to 64; rows of tiles that the
+// vector transforms take eight at a time (25 tiles, 16 tiles) and those too short for them.
 const std::vector<ConvSizes>& cases() {
   static const std::vector<ConvSizes> all = {
       conv_sizes(1, 1, 5, 5, 1, 3, 1),    conv_sizes(2, 3, 7, 9, 4, 3, 1),
@@ -22,6 +23,7 @@ const std::vector<ConvSizes>& cases() {
       conv_sizes(2, 4, 6, 7, 2, 3, 2),    conv_sizes(3, 64, 5, 5, 32, 3, 1),
       conv_sizes(37, 6, 8, 8, 6, 3, 1),   conv_sizes(2, 3, 47, 50, 5, 3, 1),
       conv_sizes(9, 32, 3, 3, 16, 3, 1),  conv_sizes(1, 2, 3, 3, 2, 3, 0),
+      conv_sizes(2, 4, 32, 32, 3, 3, 1),
   };
   return all;
 }
