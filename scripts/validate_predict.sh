@@ -17,6 +17,8 @@
 # of N hosts changes (the held-out validation, fit on 2 and 3 hosts, predict 4). Left out, the
 # machine's cores are split among the hosts (1, 0.67, 0.5 core at 2, 3, 4 hosts on 2 cores).
 # CLUSTER_PREFIX (default pred) names the clusters, so two validations on one machine do not meet.
+# TRANSPORTS (default "ring mpi ps-sync ps-async") narrows the runs; CLUSTER_CPUSET (a cpu list, e.g.
+# 0-1) puts every host on those cores, each still held to its quota (`cluster up --cpuset`).
 #
 # Layout of OUT: fit/ar-H-LINK.json, fit/ps-H-LINK.json, fit/psworld-{sync,async}-H-LINK.json (bench
 # outputs), runs/MODEL-TRANSPORT-H-LINK/
@@ -29,7 +31,7 @@ links=${3:-"1gbit 10gbit"}
 models=${4:-"lenet5 alexnet resnet18"}
 cores_per_host=${5:-}
 prefix=${CLUSTER_PREFIX:-pred}
-transports="ring mpi ps-sync ps-async"
+transports=${TRANSPORTS:-"ring mpi ps-sync ps-async"}
 dtbench=$(realpath "${DTBENCH:-build/dtbench}")  # a copy keeps a rebuild from changing it mid-run
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Waiting ranks yield their core, else every message between the emulated hosts waits a scheduler
@@ -166,7 +168,8 @@ for hosts in $hosts_list; do
     cluster="${prefix}${hosts}${link%bit}"
     dir="$out/cluster-$cluster"
     "$dtbench" cluster up "$cluster" --hosts "$hosts" --link "$link" --dir "$dir" \
-      ${cores_per_host:+--cores-per-host "$cores_per_host"} > "$out/logs/up-$cluster.log"
+      ${cores_per_host:+--cores-per-host "$cores_per_host"} ${CLUSTER_CPUSET:+--cpuset "$CLUSTER_CPUSET"} \
+      > "$out/logs/up-$cluster.log"
     echo "$(date -u +%T) cluster $cluster: $hosts hosts at $link${cores_per_host:+, $cores_per_host core(s) each}"
     [ -f "$out/fit/ar-$hosts-$link.json" ] || bench_allreduce "$dir" "$hosts" "$link"
     [ -f "$out/fit/ps-$hosts-$link.json" ] || bench_ps "$dir" "$hosts" "$link"
