@@ -8,6 +8,7 @@
 
 #include "core/kernels/group_threads.h"
 #include "core/kernels/kernel_scratch.h"
+#include "core/kernels/target_clones.h"
 #include "core/kernels/vec8.h"
 #include "core/tensor/tensor.h"
 
@@ -184,21 +185,34 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
   if (dbias != nullptr) conv2d_bias_gradient(dbias, dout, sizes);
 }
 
+namespace {
+
+// The sum of `planes` planes of P floats, `stride` floats apart. Four vectors of running sums, not
+// one: a single sum waits on each addition in turn (a float sum is not reassociated by the
+// compiler). Built for AVX2 and the baseline, the loader picking one (see target_clones.h).
+DTB_TARGET_CLONES("avx2", "default")
+float sum_of_planes(const float* first, int64_t planes, int64_t stride, int64_t P) {
+  constexpr int64_t kBlock = 32;  // four vectors of eight
+  const int64_t blocks = P / kBlock * kBlock, whole = P / 8 * 8;
+  vec8::Vec8 sums[4] = {};
+  float rest = 0.0f;
+  for (int64_t b = 0; b < planes; ++b) {
+    const float* plane = first + b * stride;  // (P)
+    int64_t p = 0;
+    for (; p < blocks; p += kBlock) {
+      for (int v = 0; v < 4; ++v) sums[v] += vec8::load(plane + p + 8 * v);
+    }
+    for (; p < whole; p += 8) sums[0] += vec8::load(plane + p);
+    for (; p < P; ++p) rest += plane[p];
+  }
+  return vec8::lane_sum((sums[0] + sums[1]) + (sums[2] + sums[3])) + rest;
+}
+
+}  // namespace
+
 void conv2d_bias_gradient(float* dbias, const float* dout, const ConvSizes& sizes) {
   const int64_t B = sizes.batch, Cout = sizes.out_channels, P = sizes.out_plane();
-  const int64_t whole = P / 8 * 8;  // the plane's floats summed 8 lanes at a time
-  for (int64_t c = 0; c < Cout; ++c) {
-    // Eight running sums per channel over the whole batch, not one: a single sum waits on each
-    // addition in turn (a float sum is not reassociated by the compiler).
-    vec8::Vec8 lanes = {};
-    float rest = 0.0f;
-    for (int64_t b = 0; b < B; ++b) {
-      const float* plane = dout + (b * Cout + c) * P;  // (P)
-      for (int64_t p = 0; p < whole; p += 8) lanes += vec8::load(plane + p);
-      for (int64_t p = whole; p < P; ++p) rest += plane[p];
-    }
-    dbias[c] = vec8::lane_sum(lanes) + rest;
-  }
+  for (int64_t c = 0; c < Cout; ++c) dbias[c] = sum_of_planes(dout + c * P, B, Cout * P, P);
 }
 
 }  // namespace dtbench
