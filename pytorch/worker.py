@@ -386,8 +386,15 @@ def main(argv: List[str] | None = None) -> int:
     if IMPORT_ERROR is not None:
         return report(events, f"{sys.executable} cannot import what the PyTorch engine needs ({IMPORT_ERROR}); "
                               "Debian's python3-torch installs it for /usr/bin/python3", "environment", EXIT_FAILURE)
+    kept: List[Worker] = []  # alive until the process ends: see exit_now
+    exit_now(train(args.input, events, kept))
+
+
+def train(input_dir: str, events: Events, kept: List["Worker"]) -> int:
+    """Runs the worker; its exit status. The Worker goes into `kept`, so that it outlives this call."""
     try:
-        Worker(args.input, events).run()
+        kept.append(Worker(input_dir, events))
+        kept[-1].run()
         return 0
     except StdinClosed:
         return EXIT_FAILURE
@@ -412,10 +419,11 @@ def report(events: Events, message: str, kind: str, status: int) -> int:
 
 
 def exit_now(status: int) -> None:
-    """Ends the process without the interpreter's finalization. Everything the worker had to say is
-    sent by then; tearing down torch's autograd and gloo threads during finalization can hang (a
-    rank that had sent "done" was seen still alive a minute later while another torch process
-    shared the machine), and a hung exit would hold its dtbench rank and every peer waiting on it."""
+    """Ends the process at once, without destroying the Worker or the interpreter's finalization.
+    Destroying DDP's reducer joins gloo's threads while this thread holds the GIL, and a gloo thread
+    still releasing a Python object (the comm hook's) waits for the GIL: a deadlock after "done" —
+    seen in about one run of six with two tests at once, the rank alive until it was killed. All
+    the worker had to say is sent and its files written by then; only the output buffers remain."""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import socket
+import subprocess
 import tempfile
 import threading
 import unittest
@@ -55,9 +56,16 @@ def run_world(directories: list) -> list:
     for thread in threads:
         thread.join(timeout=2 * PATIENCE_S)
     results = []
-    for (process, events), rank_events in zip(started, collected):
+    for rank, ((process, events), rank_events) in enumerate(zip(started, collected)):
         process.stdin.close()
-        results.append((process.wait(timeout=PATIENCE_S), rank_events))
+        try:
+            status = process.wait(timeout=PATIENCE_S)
+        except subprocess.TimeoutExpired:  # ended, so that nothing is left running, and told
+            process.kill()
+            process.wait()
+            raise AssertionError(f"rank {rank} had not exited {PATIENCE_S:.0f} s after its events "
+                                 f"ended; its last events: {rank_events[-3:]}") from None
+        results.append((status, rank_events))
         events.close()
     return results
 
