@@ -386,27 +386,23 @@ def main(argv: List[str] | None = None) -> int:
     if IMPORT_ERROR is not None:
         return report(events, f"{sys.executable} cannot import what the PyTorch engine needs ({IMPORT_ERROR}); "
                               "Debian's python3-torch installs it for /usr/bin/python3", "environment", EXIT_FAILURE)
-    kept: List[Worker] = []  # alive until the process ends: see exit_now
-    exit_now(train(args.input, events, kept))
-
-
-def train(input_dir: str, events: Events, kept: List["Worker"]) -> int:
-    """Runs the worker; its exit status. The Worker goes into `kept`, so that it outlives this call."""
+    worker = None  # alive until exit_now ends the process: see there
     try:
-        kept.append(Worker(input_dir, events))
-        kept[-1].run()
-        return 0
+        worker = Worker(args.input, events)
+        worker.run()
+        status = 0
     except StdinClosed:
-        return EXIT_FAILURE
+        status = EXIT_FAILURE
     except BrokenPipeError:
-        return EXIT_FAILURE  # dtbench is gone: nobody to tell
+        status = EXIT_FAILURE  # dtbench is gone: nobody to tell
     except InputError as error:
-        return report(events, str(error), "input", EXIT_INPUT)
+        status = report(events, str(error), "input", EXIT_INPUT)
     except Diverged as error:
-        return report(events, str(error), "diverged", EXIT_FAILURE)
+        status = report(events, str(error), "diverged", EXIT_FAILURE)
     except Exception as error:  # noqa: BLE001 - every failure is reported to dtbench, then ends the worker
         traceback.print_exc(file=sys.stderr)
-        return report(events, f"{type(error).__name__}: {error}", "failure", EXIT_FAILURE)
+        status = report(events, f"{type(error).__name__}: {error}", "failure", EXIT_FAILURE)
+    exit_now(status)  # does not return
 
 
 def report(events: Events, message: str, kind: str, status: int) -> int:

@@ -12,7 +12,7 @@ template <int L>
 struct VectorOf;
 template <>
 struct VectorOf<8> {
-  typedef float type __attribute__((vector_size(32), aligned(4)));
+  using type = vec8::Vec8;
 };
 template <>
 struct VectorOf<16> {
@@ -33,21 +33,15 @@ template <int L>
 DTB_VEC8_INLINE Vec<L> broadcast(float value) {
   return Vec<L>{} + value;
 }
-// Eight lanes from `first` summed pairwise: ((v0 + v1) + (v2 + v3)) + ((v4 + v5) + (v6 + v7)), the
-// order of vec8::lane_sum.
-template <int L>
-DTB_VEC8_INLINE float sum_of_eight(Vec<L> v, int first) {
-  return ((v[first] + v[first + 1]) + (v[first + 2] + v[first + 3])) +
-         ((v[first + 4] + v[first + 5]) + (v[first + 6] + v[first + 7]));
-}
-// Every lane summed, eight at a time and then the eights.
+// Every lane summed, in vec8::lane_sum's order eight at a time, then the eights.
 template <int L>
 DTB_VEC8_INLINE float lane_sum(Vec<L> v) {
   if constexpr (L == 8) {
-    return sum_of_eight<L>(v, 0);
+    return vec8::lane_sum(v);
   } else {
     static_assert(L == 16);
-    return sum_of_eight<L>(v, 0) + sum_of_eight<L>(v, 8);
+    const float* lanes = reinterpret_cast<const float*>(&v);
+    return vec8::lane_sum(vec8::load(lanes)) + vec8::lane_sum(vec8::load(lanes + 8));
   }
 }
 

@@ -226,13 +226,9 @@ DTB_VEC8_INLINE void transform_filters8(float* U, int64_t stride, const float* w
   }
 }
 
-// transform_filters8 over the filters [first, last), as far as whole groups of 8 go; returns where
-// it stopped.
-DTB_CLONES int64_t transform_filters_by_8(float* U, int64_t stride, const float* weight, int64_t first,
-                                          int64_t last) {
-  int64_t f = first;
-  for (; f + 8 <= last; f += 8) transform_filters8(U, stride, weight, f);
-  return f;
+// transform_filters8, built per CPU (the loader picking the clone).
+DTB_CLONES void transform_eight_filters(float* U, int64_t stride, const float* weight, int64_t f0) {
+  transform_filters8(U, stride, weight, f0);
 }
 
 }  // namespace
@@ -248,7 +244,7 @@ void transform_filters(float* U, const float* weight, int64_t out_channels, int6
   // Whole groups of eight filters in vectors, shared among the threads; the few left one by one.
   const int64_t groups = filters / 8;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (int64_t group = 0; group < groups; ++group) transform_filters_by_8(U, stride, weight, 8 * group, 8 * group + 8);
+  for (int64_t group = 0; group < groups; ++group) transform_eight_filters(U, stride, weight, 8 * group);
   for (int64_t f = 8 * groups; f < filters; ++f) {
     const float* g = weight + f * 9;  // (3, 3)
     float t[4][3];                    // G g

@@ -183,6 +183,13 @@ TorchWorker::~TorchWorker() {
   }
 }
 
+namespace {
+
+// A waitpid status as a shell reports it: the exit code, or 128 + the signal.
+int exit_status(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+}  // namespace
+
 std::optional<int> TorchWorker::wait_exit_within(double seconds) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   int status = 0;
@@ -199,7 +206,7 @@ std::optional<int> TorchWorker::wait_exit_within(double seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   pid_ = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return exit_status(status);
 }
 
 int TorchWorker::wait_exit() {
@@ -207,7 +214,7 @@ int TorchWorker::wait_exit() {
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
   pid_ = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return exit_status(status);
 }
 
 nlohmann::json TorchWorker::next_event() {
