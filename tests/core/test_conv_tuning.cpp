@@ -238,6 +238,31 @@ TEST(ConvTuning, AnEntryNamingAnUnknownAlgorithmIsMeasuredAgain) {
   EXPECT_TRUE(conv_algorithm_runs(again.forward, s)) << conv_tuning_text(again);
 }
 
+// A choice made among other candidates (by a version before lanes16, or on a CPU that ran fewer)
+// is not kept: the candidates are part of the key, so it is measured again, and then read.
+TEST(ConvTuning, AChoiceMadeAmongOtherCandidatesIsMeasuredAgain) {
+  const CacheFolder folder;
+  const BlasThreads threads(1);
+  const ConvSizes s = conv_sizes(2, 4, 8, 8, 4, 3, 1);
+  const ConvTuning first = tuned_conv(s, true);
+  if (first.too_busy) GTEST_SKIP() << "the machine was too busy to keep a measurement: " << conv_tuning_text(first);
+  const std::filesystem::path file = folder.path() / "conv-algorithms.json";
+  nlohmann::json whole = nlohmann::json::parse(std::ifstream(file));
+  ASSERT_EQ(whole["entries"].size(), 1u);
+  const std::string key = whole["entries"].begin().key();
+  const size_t of = key.rfind("; of ");
+  ASSERT_NE(of, std::string::npos) << key;
+  EXPECT_NE(key.find("gemm", of), std::string::npos) << key;
+  nlohmann::json earlier;
+  earlier[key.substr(0, of) + "; of gemm direct"] = whole["entries"].begin().value();
+  whole["entries"] = earlier;
+  std::ofstream(file) << whole.dump();
+  const ConvTuning again = tuned_conv(s, true);
+  EXPECT_FALSE(again.from_cache);
+  if (again.too_busy) GTEST_SKIP() << "the machine was too busy to keep the new measurement";
+  EXPECT_TRUE(tuned_conv(s, true).from_cache);
+}
+
 // Ranks start together and all find no choice yet: one measures while the others wait for it, so
 // they neither measure beside it on the same cores nor end up with choices of their own.
 TEST(TuningCache, ProcessesAskingAtOnceMeasureOnce) {
