@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -221,21 +222,32 @@ TEST(TuningCache, AFolderThatCannotBeMadeStillGivesEachMeasurement) {
   EXPECT_EQ(cache.find_or_measure("k", [&] { return nlohmann::json(++measured); }), 2);
 }
 
+// One layer's choice, measured into `folder`'s cache: the cache file's path and its contents (one
+// entry), or nothing when the machine was too busy to keep a measurement.
+struct MeasuredCache {
+  std::filesystem::path file;
+  nlohmann::json whole;
+};
+const ConvSizes kCachedShape = conv_sizes(2, 4, 8, 8, 4, 3, 1);
+std::optional<MeasuredCache> cache_after_measuring(const CacheFolder& folder) {
+  if (tuned_conv(kCachedShape, true).too_busy) return std::nullopt;
+  MeasuredCache cache{folder.path() / "conv-algorithms.json", {}};
+  cache.whole = nlohmann::json::parse(std::ifstream(cache.file));
+  EXPECT_EQ(cache.whole["entries"].size(), 1u);
+  return cache;
+}
+
 // An entry this version cannot read (an algorithm it does not know) is measured again, not trusted.
 TEST(ConvTuning, AnEntryNamingAnUnknownAlgorithmIsMeasuredAgain) {
   const CacheFolder folder;
   const BlasThreads threads(1);
-  const ConvSizes s = conv_sizes(2, 4, 8, 8, 4, 3, 1);
-  const ConvTuning first = tuned_conv(s, true);
-  if (first.too_busy) GTEST_SKIP() << "the machine was too busy to keep a measurement: " << conv_tuning_text(first);
-  const std::filesystem::path file = folder.path() / "conv-algorithms.json";
-  nlohmann::json whole = nlohmann::json::parse(std::ifstream(file));
-  ASSERT_EQ(whole["entries"].size(), 1u);
-  for (auto& [key, entry] : whole["entries"].items()) entry["forward"] = "fft";
-  std::ofstream(file) << whole.dump();
-  const ConvTuning again = tuned_conv(s, true);
+  auto cache = cache_after_measuring(folder);
+  if (!cache) GTEST_SKIP() << "the machine was too busy to keep a measurement";
+  for (auto& [key, entry] : cache->whole["entries"].items()) entry["forward"] = "fft";
+  std::ofstream(cache->file) << cache->whole.dump();
+  const ConvTuning again = tuned_conv(kCachedShape, true);
   EXPECT_FALSE(again.from_cache);
-  EXPECT_TRUE(conv_algorithm_runs(again.forward, s)) << conv_tuning_text(again);
+  EXPECT_TRUE(conv_algorithm_runs(again.forward, kCachedShape)) << conv_tuning_text(again);
 }
 
 // A choice made among other candidates (by a version before lanes16, or on a CPU that ran fewer)
@@ -243,24 +255,20 @@ TEST(ConvTuning, AnEntryNamingAnUnknownAlgorithmIsMeasuredAgain) {
 TEST(ConvTuning, AChoiceMadeAmongOtherCandidatesIsMeasuredAgain) {
   const CacheFolder folder;
   const BlasThreads threads(1);
-  const ConvSizes s = conv_sizes(2, 4, 8, 8, 4, 3, 1);
-  const ConvTuning first = tuned_conv(s, true);
-  if (first.too_busy) GTEST_SKIP() << "the machine was too busy to keep a measurement: " << conv_tuning_text(first);
-  const std::filesystem::path file = folder.path() / "conv-algorithms.json";
-  nlohmann::json whole = nlohmann::json::parse(std::ifstream(file));
-  ASSERT_EQ(whole["entries"].size(), 1u);
-  const std::string key = whole["entries"].begin().key();
+  auto cache = cache_after_measuring(folder);
+  if (!cache) GTEST_SKIP() << "the machine was too busy to keep a measurement";
+  const std::string key = cache->whole["entries"].begin().key();
   const size_t of = key.rfind("; of ");
   ASSERT_NE(of, std::string::npos) << key;
   EXPECT_NE(key.find("gemm", of), std::string::npos) << key;
   nlohmann::json earlier;
-  earlier[key.substr(0, of) + "; of gemm direct"] = whole["entries"].begin().value();
-  whole["entries"] = earlier;
-  std::ofstream(file) << whole.dump();
-  const ConvTuning again = tuned_conv(s, true);
+  earlier[key.substr(0, of) + "; of gemm direct"] = cache->whole["entries"].begin().value();
+  cache->whole["entries"] = earlier;
+  std::ofstream(cache->file) << cache->whole.dump();
+  const ConvTuning again = tuned_conv(kCachedShape, true);
   EXPECT_FALSE(again.from_cache);
   if (again.too_busy) GTEST_SKIP() << "the machine was too busy to keep the new measurement";
-  EXPECT_TRUE(tuned_conv(s, true).from_cache);
+  EXPECT_TRUE(tuned_conv(kCachedShape, true).from_cache);
 }
 
 // Ranks start together and all find no choice yet: one measures while the others wait for it, so
