@@ -173,6 +173,11 @@ PsConnection::PsConnection(ConnectionOptions options) : options_(std::move(optio
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // A connection of its own: gRPC otherwise shares one TCP connection among all channels of a
+  // process to the same address with the same arguments, so workers in one process (bench ps,
+  // tests) would push and pull through one connection, read by one server thread at a time —
+  // unlike workers in processes of their own.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   reuse_freed_memory();
   if (!options_.security.tls_target_name.empty()) args.SetSslTargetNameOverride(options_.security.tls_target_name);
   channel_ = grpc::CreateCustomChannel(options_.address, make_channel_credentials(options_.security), args);
