@@ -67,6 +67,12 @@ struct SizeResult {
   double push_seconds = 0;  // push, wait, pull: means over workers and rounds
   double wait_seconds = 0;
   double pull_seconds = 0;
+  // The servers' own account of the timed rounds (their Stats before and after), per update, of the
+  // shard where it was largest: the update pass, the sync step's wait from the first gradient to
+  // the last, and the queue before the update thread.
+  double update_seconds = 0;
+  double straggler_seconds = 0;
+  double queueing_seconds = 0;
   double gbps = 0;          // 2 · bytes / mean_seconds / 1e9
   int64_t wrong_count = 0;  // over every worker's pulled values in the check round
   bool async = false;       // the servers' mode: a round is then one worker's, without a barrier
@@ -106,6 +112,20 @@ SizeResult summarise(const std::vector<std::vector<RoundTimes>>& timed, int64_t 
   return r;
 }
 
+// Per update of the timed rounds, the largest of the shards.
+void add_server_times(SizeResult& r, const std::vector<ServerTimes>& before, const std::vector<ServerTimes>& after) {
+  for (size_t shard = 0; shard < after.size(); ++shard) {
+    const auto updates = static_cast<double>(after[shard].updates - before[shard].updates);
+    if (updates <= 0) continue;
+    const auto per_update = [&](double ServerTimes::*field) {
+      return (after[shard].*field - before[shard].*field) / updates;
+    };
+    r.update_seconds = std::max(r.update_seconds, per_update(&ServerTimes::update_seconds));
+    r.straggler_seconds = std::max(r.straggler_seconds, per_update(&ServerTimes::straggler_seconds));
+    r.queueing_seconds = std::max(r.queueing_seconds, per_update(&ServerTimes::queueing_seconds));
+  }
+}
+
 // One size against `servers`: connect, warm up, agree on the iterations, timed rounds of zeros,
 // the check round, goodbye. `on_failure` stops in-process servers.
 SizeResult bench_size(const PsBenchOptions& o, const std::vector<std::string>& servers,
@@ -129,15 +149,18 @@ SizeResult bench_size(const PsBenchOptions& o, const std::vector<std::string>& s
   }
 
   std::vector<std::vector<RoundTimes>> timed(static_cast<size_t>(o.workers));
+  const std::vector<ServerTimes> servers_before = worker(0).server_times();
   run_workers(o.workers, [&](int w) {
     auto& rounds = timed[static_cast<size_t>(w)];
     rounds.reserve(static_cast<size_t>(iterations));
     for (int k = 0; k < iterations; ++k) rounds.push_back(worker(w).round());
   }, on_failure);
+  const std::vector<ServerTimes> servers_after = worker(0).server_times();
   const int64_t wrong = check_round(workers, o.world, on_failure);
   run_workers(o.workers, [&](int w) { worker(w).goodbye(); }, on_failure);
   SizeResult result = summarise(timed, static_cast<int64_t>(worker(0).values().size() * sizeof(float)), wrong);
   result.async = worker(0).async();
+  add_server_times(result, servers_before, servers_after);
   return result;
 }
 
@@ -169,6 +192,8 @@ void print_header(const PsBenchOptions& o) {
   fmt::print("# push: until the gradient is written; wait: until the servers' answers begin (the other workers + the "
              "update); pull: receiving the values (means over workers). A push of one message of at most 64 KiB is "
              "one unary call (PushPullOne), its write not timed apart: push 0, its time in wait\n");
+  fmt::print("# update: the servers' own time per update in the timed rounds (their Stats: averaging the gradients, "
+             "the optimizer step and the checks; the shard that took longest), a part of wait\n");
   fmt::print("# GB/s = 2 * size / time, 1e9 B/s (bytes pushed plus pulled per worker). Against bench allreduce of the "
              "same size: compare time; as a rate, GB/s / 2 (sent per worker) is the counterpart of busbw "
              "(= algbw * 2(n-1)/n, sent per rank). check: wrong values after the untimed check round\n");
@@ -183,18 +208,18 @@ void print_header(const PsBenchOptions& o) {
              "server, in this process, sizes up to {} KiB): grpc us, its mean; x grpc = time / grpc us, how many such "
              "calls a round costs\n",
              kGrpcEchoMaxBytes / 1024);
-  fmt::print("{:>10}  {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5} {:>9} {:>7} {:>5} {:>6} {:>9} {:>6} {:>9} "
-             "{:>6}\n",
-             "size", "iters", "time us", "p50 us", "p99 us", "push us", "wait us", "pull us", "GB/s", "check", "tcp us",
+  fmt::print("{:>10}  {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5} {:>9} {:>7} {:>5} {:>6} {:>9} {:>6} "
+             "{:>9} {:>6}\n",
+             "size", "iters", "time us", "p50 us", "p99 us", "push us", "wait us", "update us", "pull us", "GB/s", "check", "tcp us",
              "tcp GB/s", "%tcp", "x tcp", "tcpN GB/s", "%tcpN", "grpc us", "x grpc");
 }
 
 void print_row(const SizeResult& r) {
   const bool echoed = r.grpc.iterations > 0;
-  fmt::print("{:>10}  {:>6} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>7.3f} {:>5} {:>9.1f} {:>7.3f} "
+  fmt::print("{:>10}  {:>6} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>7.3f} {:>5} {:>9.1f} {:>7.3f} "
              "{:>4.0f}% {:>6.2f} {:>9.3f} {:>5.0f}% {:>9} {:>6}\n",
              size_text(r.bytes), r.iterations, 1e6 * r.mean_seconds, 1e6 * r.p50_seconds, 1e6 * r.p99_seconds,
-             1e6 * r.push_seconds, 1e6 * r.wait_seconds, 1e6 * r.pull_seconds, r.gbps,
+             1e6 * r.push_seconds, 1e6 * r.wait_seconds, 1e6 * r.update_seconds, 1e6 * r.pull_seconds, r.gbps,
              r.wrong_count == 0 ? std::string("ok") : fmt::format("{}", r.wrong_count), 1e6 * r.tcp.mean_seconds,
              r.tcp.gbps, 100.0 * r.gbps / r.tcp.gbps, r.mean_seconds / r.tcp.mean_seconds, r.tcp_workers.gbps,
              100.0 * r.gbps / r.tcp_workers.gbps, echoed ? fmt::format("{:.1f}", 1e6 * r.grpc.mean_seconds) : "-",
@@ -213,6 +238,9 @@ nlohmann::json row_json(const SizeResult& r) {
           {"push_us", 1e6 * r.push_seconds},
           {"wait_us", 1e6 * r.wait_seconds},
           {"pull_us", 1e6 * r.pull_seconds},
+          {"server_update_us", 1e6 * r.update_seconds},
+          {"server_straggler_wait_us", 1e6 * r.straggler_seconds},
+          {"server_queueing_us", 1e6 * r.queueing_seconds},
           {"gbps", r.gbps},
           {"wrong_elements", r.wrong_count},
           {"tcp_iterations", r.tcp.iterations},

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "core/util/clock.h"
@@ -256,6 +257,18 @@ void BenchWorker::goodbye() {
       spdlog::warn("worker {}: saying goodbye: {}", worker_, error.what());
     }
     return 0;
+  });
+}
+
+std::vector<ServerTimes> BenchWorker::server_times() {
+  return shard_threads_->run([&](int shard) {
+    const nlohmann::json updates =
+        nlohmann::json::parse(lines_[static_cast<size_t>(shard)]->stats().json()).at("updates");
+    const auto seconds = [&](const char* what) { return updates.at(what).at("total_seconds").get<double>(); };
+    return ServerTimes{.updates = updates.at("updates_applied").get<int64_t>(),
+                       .update_seconds = seconds("aggregation") + seconds("apply"),
+                       .straggler_seconds = seconds("straggler_wait"),
+                       .queueing_seconds = seconds("queueing")};
   });
 }
 

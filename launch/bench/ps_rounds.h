@@ -45,6 +45,16 @@ class LocalServers {
   std::vector<std::unique_ptr<ParameterServer>> shards_;
 };
 
+// What one server says it has spent since it started (its Stats call): the updates it made and the
+// seconds of their passes (averaging, optimizer step, checks), of sync steps' waits from the first
+// worker's gradient to the last's, and of gradients queued for the update thread.
+struct ServerTimes {
+  int64_t updates = 0;
+  double update_seconds = 0;
+  double straggler_seconds = 0;
+  double queueing_seconds = 0;
+};
+
 struct RoundTimes {
   double push = 0;
   double wait = 0;
@@ -70,6 +80,8 @@ class BenchWorker {
   bool async() const { return async_; }
   // Tells every shard this worker is done (a server stops once all its workers are).
   void goodbye();
+  // Every shard's ServerTimes so far, in shard order.
+  std::vector<ServerTimes> server_times();
 
   int id() const { return worker_; }
   std::vector<float>& grads() { return grads_; }

@@ -151,6 +151,7 @@ TEST_F(ParameterServerCli, BenchPsAcrossProcessesChecksTheWholeWorld) {
       ASSERT_EQ(report["rows"].size(), 1u);
       EXPECT_EQ(report["rows"][0]["wrong_elements"], 0) << mode;
       EXPECT_EQ(report["rows"][0]["iterations"], 3);
+      EXPECT_GT(report["rows"][0]["server_update_us"].get<double>(), 0.0) << mode << ": the servers' Stats not read";
     }
   }
   // Each process must time the same rounds, so the count is not left to each to choose.
@@ -166,6 +167,20 @@ TEST_F(ParameterServerCli, BenchPsAcrossProcessesChecksTheWholeWorld) {
   EXPECT_NE(beyond.exit_code, 0);
   EXPECT_NE(beyond.output.find("--first-worker 2 with --workers 1 goes beyond --world 2"), std::string::npos)
       << beyond.output;
+}
+
+// What the servers spent updating is their own account (Stats), read around the timed rounds: a
+// sync round's wait holds the update, so every worker's mean wait is at least as long.
+TEST_F(ParameterServerCli, BenchPsSaysHowLongTheServersUpdateWithinTheWait) {
+  const fs::path json = root_ / "bench.json";
+  const Outcome bench = testing::dtbench("bench ps --sizes 8MiB --workers 2 --iters 5 --json " + json.string());
+  ASSERT_EQ(bench.exit_code, 0) << bench.output;
+  EXPECT_NE(bench.output.find("update us"), std::string::npos) << bench.output;
+  const auto row = read_json(json)["rows"][0];
+  const double update = row["server_update_us"].get<double>();
+  EXPECT_GT(update, 0.0);
+  EXPECT_LE(update, row["wait_us"].get<double>()) << "an update longer than the wait that holds it";
+  EXPECT_GE(row["server_straggler_wait_us"].get<double>(), 0.0);
 }
 
 // Async bench processes that do not make the same rounds: the one that made more waits for rounds
