@@ -7,6 +7,7 @@
 #include "allreduce/mpi_check.h"
 #include "allreduce/peer_watch.h"
 #include "core/util/clock.h"
+#include "core/util/cpu_quota.h"
 
 namespace dtbench {
 
@@ -29,15 +30,28 @@ std::string what(const WaitPolicy& policy) {
   throw IoError(text);
 }
 
+// Attempts of a wait before it yields between them, and before it sleeps between them.
+struct Patience {
+  uint64_t busy = 2000;
+  uint64_t yielding = 20000;
+};
+
 // Polls `done` until it returns true. Spins first (small messages finish in microseconds; for
 // policy.spin_seconds at least), then yields, then sleeps briefly so a waiting thread leaves the
-// cores to the computation.
+// cores to the computation. Under a CPU quota of less than a core it does not spin and yields for
+// only 200 attempts: a process alone on its core, whose yields return at once, would poll its
+// quota away and be held for the rest of each period — a host of half a core was held in 227 of
+// 250 periods of a 3-host allreduce, stalling every rank that waited on it. (200 yields: where
+// hosts pair on a core a yield hands it to the other, and 20 made 4 such hosts' 256 KiB ring 13 %
+// slower; docs/cluster.md.)
 template <typename Poll>
 void poll_until(Poll done, const WaitPolicy& policy) {
+  static const bool metered = waits_sleep_soon();
+  const Patience patience_limits = metered ? Patience{.busy = 0, .yielding = 200} : Patience{};
   const auto start = Clock::now();
   const auto deadline = start + to_duration(policy.timeout_seconds);
   const auto spin_end = start + to_duration(policy.spin_seconds);
-  bool spinning = policy.spin_seconds > 0;
+  bool spinning = policy.spin_seconds > 0 && !metered;
   uint64_t patience = 0;  // attempts since the spin ended
   auto next_service = start + std::chrono::milliseconds(2);
   for (uint64_t attempt = 0;; ++attempt) {
@@ -57,8 +71,8 @@ void poll_until(Poll done, const WaitPolicy& policy) {
       }
       spinning = spinning && now < spin_end;
     }
-    if (spinning || patience++ < 2000) continue;
-    if (patience < 20000) {
+    if (spinning || patience++ < patience_limits.busy) continue;
+    if (patience < patience_limits.yielding) {
       sched_yield();
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(20));
@@ -67,6 +81,11 @@ void poll_until(Poll done, const WaitPolicy& policy) {
 }
 
 }  // namespace
+
+bool waits_sleep_soon() {
+  const double quota = process_cpu_quota_cores();
+  return quota > 0 && quota < 1.0;
+}
 
 PendingRequests::~PendingRequests() {
   for (MPI_Request& request : requests_) {

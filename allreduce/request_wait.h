@@ -40,6 +40,12 @@ class PendingRequests {
   std::span<MPI_Request> requests_;
 };
 
+// Whether this process's waits sleep after a few attempts instead of spinning and yielding: it
+// runs under a CPU quota of less than a core (core/util/cpu_quota.h: a container's limit, an
+// emulated host of half a core), where a waiting thread's polling spends the computation's share.
+// policy.spin_seconds is then ignored.
+bool waits_sleep_soon();
+
 // Waits until every request completes. IoError on timeout or stop, naming what was awaited.
 void wait_all(std::span<MPI_Request> requests, const WaitPolicy& policy);
 

@@ -8,6 +8,7 @@
 // nothing); with --device cuda, ring and mpi sum a buffer in memory the GPU and the host share,
 // moved to the host and back around each allreduce, as training stages gradients.
 #include "launch/bench/allreduce.h"
+
 #include "launch/bench/byte_sizes.h"
 #include "launch/bench/nccl_check.h"
 
@@ -32,6 +33,7 @@
 #include "comm/transport_catalogue.h"
 #include "core/device/device.h"
 #include "core/tensor/tensor.h"
+#include "core/util/cpu_quota.h"
 #include "core/util/error.h"
 
 namespace dtbench {
@@ -184,7 +186,10 @@ void print_header(const BenchContext& c, int hosts) {
                          : "ring and mpi sum in host memory",
                c.nccl ? fmt::format("; nccl {} sums in device memory", c.nccl->nccl_version()) : "");
   }
-  fmt::print("# waits {}\n", c.wait.spin_seconds > 0
+  fmt::print("# waits {}\n", waits_sleep_soon()
+                                 ? fmt::format("sleep after a few tries (CPU quota {:g} core: polling would spend it)",
+                                               process_cpu_quota_cores())
+                             : c.wait.spin_seconds > 0
                                  ? fmt::format("spin up to {:g} ms before yielding (a core per rank)",
                                                1e3 * c.wait.spin_seconds)
                                  : std::string("yield after a short spin (more ranks than cores)"));

@@ -70,12 +70,18 @@ bool hosts_share_cores(const ClusterRecord& r) {
 // MCA file: mpirun reads that file too, and crashed in its abort path with the setting; the agent
 // reaches only the hosts' daemons and, through them, the ranks. A setting given to mpirun (`-x` or
 // `--mca`) still wins over it.
+//
+// The agent also tells every process it starts the host's CPU quota, which the host's own /sys
+// (ip netns exec mounts a fresh one) hides from it: dtbench's waits then sleep rather than spin
+// under less than a core (allreduce/request_wait.h).
 std::string yield_line(const ClusterRecord& r) {
   if (!hosts_share_cores(r)) return "";
   return fmt::format(
-      "# Hosts of {:.3g} core(s) share cores: a rank that polls while it waits spends its host's quota and keeps\n"
+      "# Hosts of {0:.3g} core(s) share cores: a rank that polls while it waits spends its host's quota and keeps\n"
       "# the core from the softirq that delivers its message. The ranks yield instead.\n"
-      "export OMPI_MCA_mpi_yield_when_idle=\"${{OMPI_MCA_mpi_yield_when_idle:-1}}\"\n",
+      "export OMPI_MCA_mpi_yield_when_idle=\"${{OMPI_MCA_mpi_yield_when_idle:-1}}\"\n"
+      "# The host's quota, which its own /sys does not show: dtbench's waits sleep under less than a core.\n"
+      "export DTBENCH_CPU_QUOTA_CORES={0:.6g}\n",
       r.cores_per_host);
 }
 

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "core/util/cpu_quota.h"
 #include "core/util/error.h"
 #include "core/util/files.h"
 #include "launch/cluster/naming.h"
@@ -41,23 +42,6 @@ long period_microseconds(double cores) {
   return cores == std::floor(cores) ? kWholePeriodMicroseconds : kFractionalPeriodMicroseconds;
 }
 constexpr auto kSettleTime = std::chrono::seconds(5);
-
-// The unified hierarchy alone (cgroup v2 with its controllers), rather than v1 hierarchies.
-bool unified_only() { return fs::exists(fs::path(kCgroupRoot) / "cgroup.controllers"); }
-
-// Where the v1 hierarchy holding `controller` is mounted ("cpu" may share one with cpuacct).
-std::optional<fs::path> v1_mount(const std::string& controller) {
-  std::ifstream mounts("/proc/mounts");
-  for (std::string device, point, type, options, rest; mounts >> device >> point >> type >> options;) {
-    std::getline(mounts, rest);
-    if (type != "cgroup") continue;
-    std::stringstream list(options);
-    for (std::string option; std::getline(list, option, ',');) {
-      if (option == controller) return fs::path(point);
-    }
-  }
-  return std::nullopt;
-}
 
 constexpr const char* kV1Controllers[] = {"cpu", "cpuset", "freezer"};
 
@@ -87,7 +71,7 @@ std::string quota_text(double cores) {
 }
 
 fs::path freezer_dir(const std::string& cluster, int host) {
-  if (unified_only()) return fs::path(kCgroupRoot) / namespace_name(cluster, host);
+  if (cgroups_unified_only()) return fs::path(kCgroupRoot) / namespace_name(cluster, host);
   const auto mount = v1_mount("freezer");
   if (!mount) throw IoError("no freezer cgroup hierarchy is mounted: cannot freeze a host");
   return *mount / namespace_name(cluster, host);
@@ -113,37 +97,10 @@ void kill_and_remove(const fs::path& dir) {
   }
 }
 
-// The least quota, in cores, of the cgroup at `dir` and its parents up to the hierarchy's root
-// `mount` (0: none). `quota_of` reads one cgroup's quota in cores (0: none).
-template <typename QuotaOf>
-double least_quota(const fs::path& mount, fs::path dir, QuotaOf quota_of) {
-  double least = 0;
-  for (;; dir = dir.parent_path()) {
-    if (const double cores = quota_of(dir); cores > 0) least = least > 0 ? std::min(least, cores) : cores;
-    if (dir.string().size() <= mount.string().size() + 1) return least;
-  }
-}
-
-// v1: cpu.cfs_quota_us of -1 is none.
-double v1_quota_cores(const fs::path& dir) {
-  const std::string quota = read_text(dir / "cpu.cfs_quota_us"), period = read_text(dir / "cpu.cfs_period_us");
-  if (quota.empty() || period.empty() || quota == "-1" || std::stod(period) <= 0) return 0;
-  return std::stod(quota) / std::stod(period);
-}
-
-// v2: cpu.max reads "max 100000" (none) or "50000 100000".
-double v2_quota_cores(const fs::path& dir) {
-  std::stringstream max(read_text(dir / "cpu.max"));
-  std::string quota;
-  double period = 0;
-  if (!(max >> quota >> period) || quota == "max" || period <= 0) return 0;
-  return std::stod(quota) / period;
-}
-
 }  // namespace
 
 void require_cgroups(const std::string& what) {
-  if (unified_only()) {
+  if (cgroups_unified_only()) {
     const std::string controllers = read_text(fs::path(kCgroupRoot) / "cgroup.controllers");
     for (const char* needed : {"cpu", "cpuset"}) {
       if ((" " + controllers + " ").find(std::string(" ") + needed + " ") == std::string::npos) {
@@ -162,7 +119,7 @@ void require_cgroups(const std::string& what) {
 }
 
 std::vector<fs::path> host_cgroup_dirs(const std::string& cluster, int host) {
-  if (unified_only()) return {fs::path(kCgroupRoot) / namespace_name(cluster, host)};
+  if (cgroups_unified_only()) return {fs::path(kCgroupRoot) / namespace_name(cluster, host)};
   std::vector<fs::path> dirs;
   for (const char* controller : kV1Controllers) {
     if (const auto mount = v1_mount(controller)) dirs.push_back(*mount / namespace_name(cluster, host));
@@ -172,7 +129,7 @@ std::vector<fs::path> host_cgroup_dirs(const std::string& cluster, int host) {
 
 void make_host_cgroup(const std::string& cluster, int host, const HostCores& cores) {
   const std::string name = namespace_name(cluster, host);
-  if (unified_only()) {
+  if (cgroups_unified_only()) {
     const fs::path root(kCgroupRoot);
     write_text(root / "cgroup.subtree_control", "+cpu +cpuset");
     const fs::path dir = root / name;
@@ -204,7 +161,7 @@ void remove_host_cgroups(const std::string& cluster) {
 void set_host_frozen(const std::string& cluster, int host, bool frozen) {
   const fs::path dir = freezer_dir(cluster, host);
   if (!fs::exists(dir)) throw IoError(fmt::format("host {} has no cgroup {}", host_name(cluster, host), dir.string()));
-  if (unified_only()) {
+  if (cgroups_unified_only()) {
     write_text(dir / "cgroup.freeze", frozen ? "1" : "0");
   } else {
     write_text(dir / "freezer.state", frozen ? "FROZEN" : "THAWED");
@@ -221,7 +178,7 @@ void set_host_frozen(const std::string& cluster, int host, bool frozen) {
 
 bool host_frozen(const std::string& cluster, int host) {
   const fs::path dir = freezer_dir(cluster, host);
-  if (unified_only()) return read_text(dir / "cgroup.events").find("frozen 1") != std::string::npos;
+  if (cgroups_unified_only()) return read_text(dir / "cgroup.events").find("frozen 1") != std::string::npos;
   return read_text(dir / "freezer.state") == "FROZEN";
 }
 
@@ -252,30 +209,11 @@ double recorded_host_quota(const fs::path& cgroup_path) {
 
 CpuAllowance this_process_allowance() {
   CpuAllowance allowance{.cpus = allowed_cpus()};
-  std::ifstream cgroups("/proc/self/cgroup");
-  // Lines "3:cpu,cpuacct:/path" (v1) or "0::/path" (v2).
-  for (std::string line; std::getline(cgroups, line);) {
-    const size_t first = line.find(':'), second = line.find(':', first + 1);
-    if (first == std::string::npos || second == std::string::npos) continue;
-    const std::string controllers = line.substr(first + 1, second - first - 1);
-    const fs::path path = fs::path(line.substr(second + 1)).relative_path();
-    const bool cpu = controllers.empty() || ("," + controllers + ",").find(",cpu,") != std::string::npos;
-    if (!cpu) continue;
-    if (controllers.empty() && unified_only()) {
-      const fs::path root(kCgroupRoot);
-      allowance.quota_cores = least_quota(root, root / path, v2_quota_cores);
-      break;
-    }
-    if (const auto mount = v1_mount("cpu"); mount && !controllers.empty()) {
-      allowance.quota_cores = least_quota(*mount, *mount / path, v1_quota_cores);
-      break;
-    }
+  if (const auto cgroup = own_cpu_cgroup()) {
     // Inside a host, /sys is its network namespace's own (ip netns exec mounts a fresh sysfs), with
     // no cgroup hierarchy to read: the host's quota is the one its cluster's record gave it.
-    if (!controllers.empty()) {
-      allowance.quota_cores = recorded_host_quota(path);
-      break;
-    }
+    allowance.quota_cores = readable_quota_cores(*cgroup).value_or(
+        cgroup->controllers.empty() ? 0.0 : recorded_host_quota(cgroup->path));
   }
   return allowance;
 }

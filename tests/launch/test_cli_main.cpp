@@ -35,6 +35,22 @@ TEST(CliMain, AllreduceBenchOnOneRankSaysItMeasuredNothing) {
   EXPECT_NE(r.output.find("on one rank measures nothing that crosses a link"), std::string::npos) << r.output;
 }
 
+// Under a CPU quota of less than a core a rank's waits sleep instead of spinning (a host of the
+// emulated cluster is told its quota by its launcher); the bench says which it does.
+TEST(CliMain, AllreduceBenchSaysItsWaitsSleepUnderAQuotaOfLessThanACore) {
+  const std::string bench = "bench allreduce --sizes 4KiB --iters 1 --warmup 0";
+  const Outcome half = testing::shell("DTBENCH_CPU_QUOTA_CORES=0.5 " + testing::dtbench_binary() + " " + bench);
+  EXPECT_EQ(half.exit_code, 0) << half.output;
+  EXPECT_NE(half.output.find("# waits sleep after a few tries (CPU quota 0.5 core"), std::string::npos) << half.output;
+  const Outcome two = testing::shell("DTBENCH_CPU_QUOTA_CORES=2 " + testing::dtbench_binary() + " " + bench);
+  EXPECT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_EQ(two.output.find("# waits sleep"), std::string::npos) << two.output;
+  const Outcome bad = testing::shell("DTBENCH_CPU_QUOTA_CORES=half " + testing::dtbench_binary() + " " + bench);
+  EXPECT_NE(bad.exit_code, 0) << bad.output;
+  EXPECT_NE(bad.output.find("DTBENCH_CPU_QUOTA_CORES is 'half': expected a positive number"), std::string::npos)
+      << bad.output;
+}
+
 TEST(CliMain, ModelsSkipsTheModelsThatCannotTakeTheInputSayingSo) {
   const Outcome r = dtbench("models --input 1x8x8");
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "core/util/error.h"
 #include "launch/cluster/cluster_files.h"
 #include "launch/cluster/command_runner.h"
@@ -140,7 +142,8 @@ TEST(ClusterFiles, MpirunIsToldTheHostsTheAgentAndTheSubnet) {
 }
 
 // Where hosts share a core, the agent makes the ranks yield it while they wait (a setting the user
-// gave mpirun's environment wins); hosts with whole cores of their own are left polling.
+// gave mpirun's environment wins) and tells them their quota; hosts with whole cores of their own
+// are left polling.
 TEST(ClusterFiles, RanksOnHostsThatShareCoresAreToldToYield) {
   ClusterRecord r = record_of(3);
   const std::string yield = "export OMPI_MCA_mpi_yield_when_idle=\"${OMPI_MCA_mpi_yield_when_idle:-1}\"";
@@ -154,6 +157,12 @@ TEST(ClusterFiles, RanksOnHostsThatShareCoresAreToldToYield) {
     EXPECT_EQ(at != std::string::npos, shares) << agent;
     if (shares) {
       EXPECT_LT(at, agent.find("exec ip netns exec")) << agent;
+    }
+    // ... and tells every process it starts the host's quota, which the host's own /sys hides.
+    const size_t quota = agent.find(fmt::format("export DTBENCH_CPU_QUOTA_CORES={:g}\n", cores));
+    EXPECT_EQ(quota != std::string::npos, shares) << agent;
+    if (shares) {
+      EXPECT_LT(quota, agent.find("exec ip netns exec")) << agent;
     }
   }
 }
