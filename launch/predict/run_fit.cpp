@@ -7,6 +7,8 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include "comm/transport_catalogue.h"
 #include "core/util/error.h"
@@ -155,6 +157,29 @@ void fit_server_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fitted
   fit.notes.push_back("the rest of the round (servers' work, waits): " + fit.servers.how);
 }
 
+bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+// MPI_Allreduce is the library's: Open MPI picks its algorithm by the ranks and the size, and on
+// 3 ranks took one 2.1-3.2 times slower than the ring on the same hosts where 2 and 4 ranks did not
+// (docs/predict.md, pass H). A line through rank counts of both kinds carries that mixture.
+void note_mpi_algorithms(RunFit& fit) {
+  const auto& w = fit.fit_workers;
+  const bool mixed = std::any_of(w.begin(), w.end(), power_of_two) && !std::all_of(w.begin(), w.end(), power_of_two);
+  if (!mixed) {
+    fit.notes.push_back("mpi: MPI_Allreduce picks its algorithm by rank count; a count unlike the fitted ones may take "
+                        "another");
+    return;
+  }
+  const std::string counts = fmt::format("{}", fmt::join(w, ", "));
+  fit.notes.push_back(fmt::format("mpi: the runs' rank counts ({}) are powers of two and not, where MPI_Allreduce may "
+                                  "take different algorithms: the fit carries both",
+                                  counts));
+  spdlog::warn("predict: the mpi runs are at {} ranks, powers of two and not; Open MPI's allreduce may take another "
+               "algorithm at each (on 3 emulated hosts: 2-3 times the ring), so the fit can carry one the predicted count does "
+               "not use (docs/predict.md)",
+               counts);
+}
+
 }  // namespace
 
 TermFit fit_term(const std::vector<std::pair<int, double>>& points, std::function<double(int)> shape,
@@ -200,6 +225,7 @@ RunFit fit_on_runs(const std::vector<FitRun>& runs, const FittedConstants* bench
   fit.notes.push_back(fmt::format("compute: {} per-step samples of every rank, mean {:.3f} ms{}",
                                   fit.compute_samples.size(), 1e3 * fit.mean_compute_s,
                                   synchronous(fit.transport) ? "; a step waits for the largest of N draws" : ""));
+  if (fit.transport == PredictTransport::Mpi) note_mpi_algorithms(fit);
   if (allreduce_family(fit.transport)) {
     fit_allreduce_terms(fit, runs, benches);
   } else {

@@ -3,7 +3,11 @@
 // prediction for 4 workers from runs at 2 and 3 set against the same figure worked by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/util/error.h"
 #include "launch/predict/order_statistic.h"
@@ -104,6 +108,26 @@ TEST(RunFit, AllreduceRecoversItsTermsAndPredictsFourWorkersAsByHand) {
   EXPECT_NEAR(four.straggler_s, 0.02875 - 0.020, 1e-12);
   // The fit reproduces the runs it was fitted on.
   EXPECT_NEAR(predict_from_runs(fit, 2).step.step_s, allreduce_run(2).step_s, 1e-9);
+}
+
+// MPI_Allreduce's algorithm depends on the rank count (Open MPI's for 3 ranks is another than for 2
+// or 4): a fit through counts that are powers of two and not says it carries both.
+TEST(RunFit, MpiRunsAtPowersOfTwoAndNotSaySoInTheFit) {
+  const auto mpi_run = [](int n) {
+    FitRun run = allreduce_run(n);
+    run.measured.transport = "mpi";
+    return run;
+  };
+  const auto says = [](const RunFit& fit, const std::string& text) {
+    return std::any_of(fit.notes.begin(), fit.notes.end(),
+                       [&](const std::string& note) { return note.find(text) != std::string::npos; });
+  };
+  const RunFit mixed = fit_on_runs({mpi_run(2), mpi_run(3)}, nullptr);
+  EXPECT_TRUE(says(mixed, "rank counts (2, 3) are powers of two and not")) << fmt::format("{}", fmt::join(mixed.notes, "; "));
+  const RunFit alike = fit_on_runs({mpi_run(2), mpi_run(4)}, nullptr);
+  EXPECT_FALSE(says(alike, "powers of two and not"));
+  EXPECT_TRUE(says(alike, "picks its algorithm by rank count"));
+  EXPECT_FALSE(says(fit_on_runs({allreduce_run(2), allreduce_run(3)}, nullptr), "MPI_Allreduce"));
 }
 
 TEST(RunFit, BucketsGrowingFasterThanALineInBytesFitALatencyAlone) {
