@@ -210,14 +210,14 @@ void print_header(const PsBenchOptions& o) {
              kGrpcEchoMaxBytes / 1024);
   fmt::print("{:>10}  {:>6} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>5} {:>9} {:>7} {:>5} {:>6} {:>9} {:>6} "
              "{:>9} {:>6}\n",
-             "size", "iters", "time us", "p50 us", "p99 us", "push us", "wait us", "update us", "pull us", "GB/s", "check", "tcp us",
-             "tcp GB/s", "%tcp", "x tcp", "tcpN GB/s", "%tcpN", "grpc us", "x grpc");
+             "size", "iters", "time us", "p50 us", "p99 us", "push us", "wait us", "update us", "pull us", "GB/s",
+             "check", "tcp us", "tcp GB/s", "%tcp", "x tcp", "tcpN GB/s", "%tcpN", "grpc us", "x grpc");
 }
 
 void print_row(const SizeResult& r) {
   const bool echoed = r.grpc.iterations > 0;
-  fmt::print("{:>10}  {:>6} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>7.3f} {:>5} {:>9.1f} {:>7.3f} "
-             "{:>4.0f}% {:>6.2f} {:>9.3f} {:>5.0f}% {:>9} {:>6}\n",
+  fmt::print("{:>10}  {:>6} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>7.3f} {:>5} {:>9.1f} "
+             "{:>7.3f} {:>4.0f}% {:>6.2f} {:>9.3f} {:>5.0f}% {:>9} {:>6}\n",
              size_text(r.bytes), r.iterations, 1e6 * r.mean_seconds, 1e6 * r.p50_seconds, 1e6 * r.p99_seconds,
              1e6 * r.push_seconds, 1e6 * r.wait_seconds, 1e6 * r.update_seconds, 1e6 * r.pull_seconds, r.gbps,
              r.wrong_count == 0 ? std::string("ok") : fmt::format("{}", r.wrong_count), 1e6 * r.tcp.mean_seconds,

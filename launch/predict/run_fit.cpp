@@ -175,8 +175,8 @@ void note_mpi_algorithms(RunFit& fit) {
                                   "take different algorithms: the fit carries both",
                                   counts));
   spdlog::warn("predict: the mpi runs are at {} ranks, powers of two and not; Open MPI's allreduce may take another "
-               "algorithm at each (on 3 emulated hosts: 2-3 times the ring), so the fit can carry one the predicted count does "
-               "not use (docs/predict.md)",
+               "algorithm at each (on 3 emulated hosts: 2-3 times the ring), so the fit can carry one the predicted "
+               "count does not use (docs/predict.md)",
                counts);
 }
 

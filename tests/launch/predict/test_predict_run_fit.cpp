@@ -123,7 +123,8 @@ TEST(RunFit, MpiRunsAtPowersOfTwoAndNotSaySoInTheFit) {
                        [&](const std::string& note) { return note.find(text) != std::string::npos; });
   };
   const RunFit mixed = fit_on_runs({mpi_run(2), mpi_run(3)}, nullptr);
-  EXPECT_TRUE(says(mixed, "rank counts (2, 3) are powers of two and not")) << fmt::format("{}", fmt::join(mixed.notes, "; "));
+  EXPECT_TRUE(says(mixed, "rank counts (2, 3) are powers of two and not"))
+      << fmt::format("{}", fmt::join(mixed.notes, "; "));
   const RunFit alike = fit_on_runs({mpi_run(2), mpi_run(4)}, nullptr);
   EXPECT_FALSE(says(alike, "powers of two and not"));
   EXPECT_TRUE(says(alike, "picks its algorithm by rank count"));
