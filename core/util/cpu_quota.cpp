@@ -12,18 +12,13 @@ namespace dtbench {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
 
-// A cgroup file's one value without its newline; "" when it cannot be read.
-std::string read_value(const fs::path& path) {
+std::string read_cgroup_value(const fs::path& path) {
   std::string s = read_file(path).value_or("");
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
 }
-
-}  // namespace
 
 std::optional<CpuCgroup> own_cpu_cgroup() {
   // Where v1 hierarchies are mounted, the unified line ("0::/...") holds no controller of theirs.
@@ -40,13 +35,13 @@ std::optional<CpuCgroup> own_cpu_cgroup() {
 }
 
 double v1_quota_cores(const fs::path& dir) {
-  const std::string quota = read_value(dir / "cpu.cfs_quota_us"), period = read_value(dir / "cpu.cfs_period_us");
+  const std::string quota = read_cgroup_value(dir / "cpu.cfs_quota_us"), period = read_cgroup_value(dir / "cpu.cfs_period_us");
   if (quota.empty() || period.empty() || quota == "-1" || std::stod(period) <= 0) return 0;
   return std::stod(quota) / std::stod(period);
 }
 
 double v2_quota_cores(const fs::path& dir) {
-  std::stringstream max(read_value(dir / "cpu.max"));
+  std::stringstream max(read_cgroup_value(dir / "cpu.max"));
   std::string quota;
   double period = 0;
   if (!(max >> quota >> period) || quota == "max" || period <= 0) return 0;

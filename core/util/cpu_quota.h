@@ -17,6 +17,9 @@ struct CpuCgroup {
 };
 std::optional<CpuCgroup> own_cpu_cgroup();
 
+// A cgroup file's one value without its newline; "" when it cannot be read.
+std::string read_cgroup_value(const std::filesystem::path& path);
+
 // One cgroup's quota in cores, 0 for none: v1 from cpu.cfs_quota_us / cpu.cfs_period_us (-1: none),
 // v2 from cpu.max ("max 100000": none; "50000 100000": 0.5).
 double v1_quota_cores(const std::filesystem::path& dir);

@@ -18,7 +18,6 @@
 
 #include "core/util/cpu_quota.h"
 #include "core/util/error.h"
-#include "core/util/files.h"
 #include "launch/cluster/naming.h"
 
 namespace dtbench::cluster {
@@ -44,13 +43,6 @@ long period_microseconds(double cores) {
 constexpr auto kSettleTime = std::chrono::seconds(5);
 
 constexpr const char* kV1Controllers[] = {"cpu", "cpuset", "freezer"};
-
-// A cgroup file's one value without its newline; "" when it cannot be read.
-std::string read_text(const fs::path& path) {
-  std::string s = read_file(path).value_or("");
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 
 // Cgroup files take one write each; the kernel's error (EINVAL for a core it lacks, EBUSY for a
 // cgroup in use) is the message.
@@ -101,7 +93,7 @@ void kill_and_remove(const fs::path& dir) {
 
 void require_cgroups(const std::string& what) {
   if (cgroups_unified_only()) {
-    const std::string controllers = read_text(fs::path(kCgroupRoot) / "cgroup.controllers");
+    const std::string controllers = read_cgroup_value(fs::path(kCgroupRoot) / "cgroup.controllers");
     for (const char* needed : {"cpu", "cpuset"}) {
       if ((" " + controllers + " ").find(std::string(" ") + needed + " ") == std::string::npos) {
         throw IoError(fmt::format("{} gives each host its own cores with cgroups, but cgroup v2's controllers here are "
@@ -144,7 +136,7 @@ void make_host_cgroup(const std::string& cluster, int host, const HostCores& cor
   write_text(cpu / "cpu.cfs_quota_us", quota_text(cores.cores));
   make_dir(cpuset);
   // A v1 cpuset takes no process until it has memory nodes too: the machine's, as its root has them.
-  write_text(cpuset / "cpuset.mems", read_text(*v1_mount("cpuset") / "cpuset.mems"));
+  write_text(cpuset / "cpuset.mems", read_cgroup_value(*v1_mount("cpuset") / "cpuset.mems"));
   write_text(cpuset / "cpuset.cpus", cores.cpus);
   make_dir(*v1_mount("freezer") / name);
 }
@@ -178,8 +170,8 @@ void set_host_frozen(const std::string& cluster, int host, bool frozen) {
 
 bool host_frozen(const std::string& cluster, int host) {
   const fs::path dir = freezer_dir(cluster, host);
-  if (cgroups_unified_only()) return read_text(dir / "cgroup.events").find("frozen 1") != std::string::npos;
-  return read_text(dir / "freezer.state") == "FROZEN";
+  if (cgroups_unified_only()) return read_cgroup_value(dir / "cgroup.events").find("frozen 1") != std::string::npos;
+  return read_cgroup_value(dir / "freezer.state") == "FROZEN";
 }
 
 std::vector<fs::path> existing_host_cgroups(const std::string& cluster) {
