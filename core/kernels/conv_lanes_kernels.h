@@ -54,6 +54,15 @@ DTB_VEC8_INLINE void transpose8(vec8::Vec8 (&r)[8]) {
   }
 }
 
+// An 8x8 block moved transposed: row k of the block starts at from + k·from_stride, and its column k
+// lands at to + k·to_stride.
+DTB_VEC8_INLINE void move_transposed8(float* to, int64_t to_stride, const float* from, int64_t from_stride) {
+  vec8::Vec8 block[8];
+  for (int k = 0; k < 8; ++k) block[k] = vec8::load(from + k * from_stride);
+  transpose8(block);
+  for (int k = 0; k < 8; ++k) vec8::store(to + k * to_stride, block[k]);
+}
+
 // dst (channels, rows, cols, L) = samples [0, count) of src (count, channels, H, W) placed at
 // (pad, pad) of each plane, in their lanes; zero around them and in lanes count..L-1. Eight
 // samples and eight pixels move as one 8x8 transpose, a lane group of eight at a time.
@@ -82,10 +91,7 @@ DTB_VEC8_INLINE void interleave(float* dst, const float* src, int64_t count, int
       if (count == L) {
         for (; w + 8 <= W; w += 8) {
           for (int group = 0; group < L; group += 8) {
-            vec8::Vec8 block[8];
-            for (int l = 0; l < 8; ++l) block[l] = vec8::load(row + (group + l) * sample + w);
-            transpose8(block);
-            for (int j = 0; j < 8; ++j) vec8::store(to + (w + j) * L + group, block[j]);
+            move_transposed8(to + w * L + group, L, row + group * sample + w, sample);
           }
         }
       }
@@ -105,10 +111,7 @@ DTB_VEC8_INLINE void deinterleave(float* dst, const float* src, int64_t count, i
   if (count == L) {
     for (; i + 8 <= floats; i += 8) {
       for (int group = 0; group < L; group += 8) {
-        vec8::Vec8 block[8];
-        for (int j = 0; j < 8; ++j) block[j] = vec8::load(src + (i + j) * L + group);
-        transpose8(block);
-        for (int l = 0; l < 8; ++l) vec8::store(dst + (group + l) * floats + i, block[l]);
+        move_transposed8(dst + group * floats + i, floats, src + i * L + group, L);
       }
     }
   }
