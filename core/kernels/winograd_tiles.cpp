@@ -111,6 +111,25 @@ DTB_VEC8_INLINE void output_tiles8(float* plane, int64_t Wo, int64_t Ho, int64_t
   }
 }
 
+// A y Aᵀ of a tile's output gradient y (y[i][b]: row i, column b), its 16 positions in order: of one
+// tile (float) or of 8 tiles side by side (Vec8).
+template <typename T>
+DTB_VEC8_INLINE void output_gradient_transform(const T (&y)[2][2], T (&m)[16]) {
+  T r[4][2];  // A y
+  for (int b = 0; b < 2; ++b) {
+    r[0][b] = y[0][b];
+    r[1][b] = y[0][b] + y[1][b];
+    r[2][b] = y[0][b] - y[1][b];
+    r[3][b] = -y[1][b];
+  }
+  for (int i = 0; i < 4; ++i) {  // (A y) Aᵀ
+    m[i * 4 + 0] = r[i][0];
+    m[i * 4 + 1] = r[i][0] + r[i][1];
+    m[i * 4 + 2] = r[i][0] - r[i][1];
+    m[i * 4 + 3] = -r[i][1];
+  }
+}
+
 // The adjoint of output_tiles8 for the 8 whole tiles starting at column ow of output rows oh and
 // oh + 1 (row oh + 1 counting as zero past Ho): A dY Aᵀ of each tile, its 16 positions' values
 // stored at m + p·stride + 0..7.
@@ -121,19 +140,9 @@ DTB_VEC8_INLINE void output_gradient_tiles8(float* m, int64_t stride, const floa
     y[i][0] = vec8::evens(plane + (oh + i) * Wo + ow);
     y[i][1] = vec8::odds(plane + (oh + i) * Wo + ow);
   }
-  Vec8 r[4][2];  // A y
-  for (int b = 0; b < 2; ++b) {
-    r[0][b] = y[0][b];
-    r[1][b] = y[0][b] + y[1][b];
-    r[2][b] = y[0][b] - y[1][b];
-    r[3][b] = -y[1][b];
-  }
-  for (int i = 0; i < 4; ++i) {  // (A y) Aᵀ
-    vec8::store(m + (i * 4 + 0) * stride, r[i][0]);
-    vec8::store(m + (i * 4 + 1) * stride, r[i][0] + r[i][1]);
-    vec8::store(m + (i * 4 + 2) * stride, r[i][0] - r[i][1]);
-    vec8::store(m + (i * 4 + 3) * stride, -r[i][1]);
-  }
+  Vec8 transformed[16];
+  output_gradient_transform(y, transformed);
+  for (int p = 0; p < 16; ++p) vec8::store(m + p * stride, transformed[p]);
 }
 
 // at[0..16) += a0 b0 a1 b1 ... a7 b7.
@@ -358,20 +367,10 @@ void transform_output_gradient(float* dM, int64_t T, int64_t t0, const float* do
           y[i][0] = plane[(oh + i) * Wo + ow];
           if (ow + 1 < Wo) y[i][1] = plane[(oh + i) * Wo + ow + 1];
         }
-        float r[4][2];  // A y
-        for (int b = 0; b < 2; ++b) {
-          r[0][b] = y[0][b];
-          r[1][b] = y[0][b] + y[1][b];
-          r[2][b] = y[0][b] - y[1][b];
-          r[3][b] = -y[1][b];
-        }
+        float transformed[16];
+        output_gradient_transform(y, transformed);
         float* column = row + ty * grid.columns + tx;
-        for (int i = 0; i < 4; ++i) {  // (A y) Aᵀ
-          column[(i * 4 + 0) * stride] = r[i][0];
-          column[(i * 4 + 1) * stride] = r[i][0] + r[i][1];
-          column[(i * 4 + 2) * stride] = r[i][0] - r[i][1];
-          column[(i * 4 + 3) * stride] = -r[i][1];
-        }
+        for (int p = 0; p < 16; ++p) column[p * stride] = transformed[p];
       }
     }
   }
