@@ -34,7 +34,7 @@ double finish_time(double start, double cost, double backward, double stretch) {
 // layers put before it (bucket_ready), else backward's time spread over the gradient by bytes —
 // and the step waits only for what is left when backward ends. On shared cores backward's threads
 // take cores from the allreduce's TCP: 2N busy threads on C cores where the bench had N, so that
-// CPU (a rank sends and receives 2(N-1)/N of the bucket) goes slower by the ratio until backward ends.
+// CPU (a rank sends and receives the schedule's wire bytes: 2(N-1)/N of the bucket on a ring) goes slower by the ratio until backward ends.
 StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConstants& c, int shared_cores) {
   const double n = workers, cores = shared_cores;
   const double slowdown = cores > 0 ? std::max(1.0, 2 * n / cores) / std::max(1.0, n / cores) : 1.0;
@@ -48,7 +48,7 @@ StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConst
     const double ready = w.overlap ? backward * share : backward;
     const double shape = k < c.bucket_shape.size() ? c.bucket_shape[k] : 1.0;
     const double cost = allreduce_seconds(bucket, workers, c) * c.comm_scale * shape;
-    const double cpu = std::min(cost, 2 * (n - 1) / n * static_cast<double>(bucket) * c.cpu_s_per_byte / 2);
+    const double cpu = std::min(cost, allreduce_steps(bucket, workers, c.schedule).wire_bytes * c.cpu_s_per_byte / 2);
     const double stretch = cost > 0 ? 1 + cpu * (slowdown - 1) / cost : 1.0;
     const double start = std::max(comm_free_at, ready);
     comm_free_at = finish_time(start, cost, backward, stretch);
@@ -114,8 +114,19 @@ double allreduce_seconds(int64_t bytes, int workers, const NetworkConstants& c) 
   if (workers == c.curve_workers) {
     if (const double measured = on_measured_curve(bytes, c.curve); measured >= 0) return measured;
   }
-  const double n = workers, s = static_cast<double>(bytes);
-  return 2 * (n - 1) * (c.alpha_s + s / n / c.beta_bytes_per_s) + (n - 1) / n * s * c.reduce_s_per_byte;
+  const AllreduceSteps steps = allreduce_steps(bytes, workers, c.schedule);
+  return steps.latencies * c.alpha_s + steps.wire_bytes / c.beta_bytes_per_s + steps.summed_bytes * c.reduce_s_per_byte;
+}
+
+AllreduceSchedule allreduce_schedule(PredictTransport transport) {
+  return transport == PredictTransport::Mpi ? AllreduceSchedule::OpenMpiTuned : AllreduceSchedule::Ring;
+}
+
+AllreduceSteps allreduce_steps(int64_t bytes, int workers, AllreduceSchedule schedule) {
+  const auto s = static_cast<double>(bytes);
+  if (schedule == AllreduceSchedule::Ring) return ring_allreduce_steps(workers, s);
+  const int64_t floats = bytes / static_cast<int64_t>(sizeof(float));
+  return open_mpi_allreduce_steps(open_mpi_allreduce_choice(workers, bytes, floats), workers, s);
 }
 
 double ps_transfer_seconds(int64_t bytes, int workers, const ServerLayout& layout, const NetworkConstants& c,

@@ -8,9 +8,17 @@
 #include <utility>
 #include <vector>
 
+#include "comm/open_mpi_allreduce.h"
+
 namespace dtbench {
 
 enum class PredictTransport { Ring, Mpi, PsSync, PsAsync };
+
+// Whose allreduce a transport's constants time: our ring's 2(N-1) steps at every size, or
+// MPI_Allreduce, whose algorithm Open MPI picks by the ranks and the size
+// (comm/open_mpi_allreduce.h) — a fit across rank counts must count each one's own steps.
+enum class AllreduceSchedule { Ring, OpenMpiTuned };
+AllreduceSchedule allreduce_schedule(PredictTransport transport);
 
 std::string_view transport_name(PredictTransport transport);
 // The catalogue's names of the four (comm/transport_catalogue.h); InputError naming `text` otherwise.
@@ -23,6 +31,7 @@ struct NetworkConstants {
   double reduce_s_per_byte = 0.0;  // allreduce: summing a received byte; ps: a server summing a byte of one worker
   double apply_s_per_byte = 0.0;   // ps: the server's optimizer step per byte of its shard
   double cpu_s_per_byte = 0.0;     // a byte sent and echoed back over TCP, CPU alone (no link); 0: unknown
+  AllreduceSchedule schedule = AllreduceSchedule::Ring;  // allreduce: the steps alpha and beta are counted in
   // At a link that was measured: the median time of each size measured there with `curve_workers`
   // ranks, by size — allreduce: one allreduce; parameter servers: one round of the transport's
   // mode, push + wait + pull, with one bench process per host beside a shard. Between two of its
@@ -82,10 +91,12 @@ struct StepPrediction {
   std::vector<double> bucket_end_s{};  // allreduce: when each bucket is done, from backward's start
 };
 
-// One allreduce of `bytes` across `workers`: 2(N-1) steps of alpha + (S/N)/beta, plus reducing
-// (N-1)/N of the bytes — or, for the workers and within the sizes of the measured curve, the
-// measured time (log-log between its two nearest sizes).
+// One allreduce of `bytes` across `workers`: the schedule's steps (ring: 2(N-1) steps of alpha +
+// (S/N)/beta, plus reducing (N-1)/N of the bytes) — or, for the workers and within the sizes of the
+// measured curve, the measured time (log-log between its two nearest sizes).
 double allreduce_seconds(int64_t bytes, int workers, const NetworkConstants& c);
+// The steps of one allreduce of float32 `bytes` across `workers` under `schedule`.
+AllreduceSteps allreduce_steps(int64_t bytes, int workers, AllreduceSchedule schedule);
 
 // Push (or pull) of one worker's `bytes` spread over the shards, given the layout: each worker's
 // link carries its own bytes, each server's link those of every worker when they come `together`

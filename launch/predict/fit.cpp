@@ -62,17 +62,18 @@ LinkRate parse_link_rate(std::string_view text) {
   return {.bits_per_s = std::stod(m[1].str()) * scale, .text = std::string(text)};
 }
 
-NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, double reduce_s_per_byte) {
+NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, double reduce_s_per_byte,
+                               AllreduceSchedule schedule) {
   std::vector<Row> rows;
   for (const AllreduceSample& s : samples) {
     if (s.workers < 2) continue;  // one rank moves nothing
-    const double n = s.workers, bytes = static_cast<double>(s.bytes);
-    rows.push_back({.a = 2 * (n - 1), .b = 2 * (n - 1) / n * bytes,
-                    .y = s.seconds - (n - 1) / n * bytes * reduce_s_per_byte});
+    const AllreduceSteps steps = allreduce_steps(s.bytes, s.workers, schedule);
+    rows.push_back({.a = steps.latencies, .b = steps.wire_bytes, .y = s.seconds - steps.summed_bytes * reduce_s_per_byte});
   }
   const auto [alpha, inverse_beta] = least_squares(rows, "allreduce fit");
   NetworkConstants c = checked(alpha, inverse_beta, "allreduce fit");
   c.reduce_s_per_byte = reduce_s_per_byte;
+  c.schedule = schedule;
   return c;
 }
 

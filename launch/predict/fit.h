@@ -47,8 +47,10 @@ struct PsSample {
 };
 
 // alpha and beta of allreduce_seconds() given the reduce cost per byte (measured apart: it and
-// beta both scale with the bytes). InputError when the samples cannot determine both.
-NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, double reduce_s_per_byte);
+// beta both scale with the bytes), each sample counted in the steps `schedule` takes at its ranks
+// and size. InputError when the samples cannot determine both.
+NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, double reduce_s_per_byte,
+                               AllreduceSchedule schedule);
 // The samples as cost_model.h's measured curve (sorted by size, sizes measured twice averaged),
 // when they all have one rank count; else none.
 void set_measured_curve(const std::vector<AllreduceSample>& samples, NetworkConstants& c);

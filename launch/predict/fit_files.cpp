@@ -124,7 +124,7 @@ FittedConstants::FittedConstants(const std::vector<FitFile>& files, double reduc
     }
   }
   for (const auto& [key, samples] : g.allreduce) {
-    NetworkConstants c = fit_allreduce(samples, reduce_s_per_byte);
+    NetworkConstants c = fit_allreduce(samples, reduce_s_per_byte, allreduce_schedule(key.first));
     set_measured_curve(samples, c);
     c.source = source_text(g.files[key], links[key.second]);
     if (!c.curve.empty()) {

@@ -8,11 +8,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <spdlog/spdlog.h>
 
 #include "comm/transport_catalogue.h"
 #include "core/util/error.h"
 #include "launch/predict/order_statistic.h"
+#include "launch/report/format.h"
 
 namespace dtbench {
 
@@ -80,15 +80,16 @@ std::vector<AllreduceSample> bucket_samples(const std::vector<FitRun>& runs) {
 }
 
 // Where the buckets' times grow with N faster than alpha and beta together can follow (one bucket
-// size, a time that more than doubles from 2 to 3 workers: the CPU, not the bytes), the 2(N-1)
-// ring steps alone: alpha by least squares through the origin, no bandwidth term.
-NetworkConstants latency_only(const std::vector<AllreduceSample>& samples) {
+// size, a time that more than doubles from 2 to 3 workers: the CPU, not the bytes), the
+// schedule's steps alone (the ring's 2(N-1)): alpha by least squares through the origin, no
+// bandwidth term.
+NetworkConstants latency_only(const std::vector<AllreduceSample>& samples, AllreduceSchedule schedule) {
   double ay = 0, aa = 0;
   for (const AllreduceSample& s : samples) {
-    const double steps = 2.0 * (s.workers - 1);
+    const double steps = allreduce_steps(s.bytes, s.workers, schedule).latencies;
     ay += steps * s.seconds, aa += steps * steps;
   }
-  return {.alpha_s = ay / aa, .beta_bytes_per_s = std::numeric_limits<double>::infinity()};
+  return {.alpha_s = ay / aa, .beta_bytes_per_s = std::numeric_limits<double>::infinity(), .schedule = schedule};
 }
 
 void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const FittedConstants* benches) {
@@ -96,14 +97,15 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
   if (samples.empty()) fail_input("the fit runs ({}) timed no allreduce bucket", fmt::join(fit.fit_runs, ", "));
   if (fit.fit_workers.size() > 1) {
     try {
-      fit.allreduce = fit_allreduce(samples, 0.0);  // summing is inside the runs' times: in beta
+      // summing is inside the runs' times: in beta
+      fit.allreduce = fit_allreduce(samples, 0.0, allreduce_schedule(fit.transport));
       fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us, beta {:.3f} Gbit/s, least squares on {} bucket "
                                       "time(s) inside training at {} workers", 1e6 * fit.allreduce.alpha_s,
                                       8e-9 * fit.allreduce.beta_bytes_per_s, samples.size(),
                                       workers_text(fit.fit_workers)));
     } catch (const InputError&) {
-      fit.allreduce = latency_only(samples);
-      fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us per ring step and no bandwidth term: the buckets' "
+      fit.allreduce = latency_only(samples, allreduce_schedule(fit.transport));
+      fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us per step and no bandwidth term: the buckets' "
                                       "times at {} workers grow faster with N than a line in bytes allows",
                                       1e6 * fit.allreduce.alpha_s, workers_text(fit.fit_workers)));
     }
@@ -157,27 +159,15 @@ void fit_server_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fitted
   fit.notes.push_back("the rest of the round (servers' work, waits): " + fit.servers.how);
 }
 
-bool power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
-
 // MPI_Allreduce is the library's: Open MPI picks its algorithm by the ranks and the size, and on
-// 3 ranks took one 2.1-3.2 times slower than the ring on the same hosts where 2 and 4 ranks did not
-// (docs/predict.md, pass H). A line through rank counts of both kinds carries that mixture.
+// 3 ranks took Rabenseifner's, 2.1-3.2 times slower than the ring on the same hosts, where on 2
+// and 4 ranks the two move alike (docs/predict.md). The fit counts each run's buckets in the steps
+// of the algorithm it took (cost_model.h's schedule); the notes say which.
 void note_mpi_algorithms(RunFit& fit) {
-  const auto& w = fit.fit_workers;
-  const bool mixed = std::any_of(w.begin(), w.end(), power_of_two) && !std::all_of(w.begin(), w.end(), power_of_two);
-  if (!mixed) {
-    fit.notes.push_back("mpi: MPI_Allreduce picks its algorithm by rank count; a count unlike the fitted ones may take "
-                        "another");
-    return;
+  for (int n : fit.fit_workers) {
+    fit.notes.push_back(fmt::format("mpi at {} ranks: Open MPI's allreduce takes {}", n,
+                                    mpi_algorithms_text(fit.workload.bucket_bytes, n)));
   }
-  const std::string counts = fmt::format("{}", fmt::join(w, ", "));
-  fit.notes.push_back(fmt::format("mpi: the runs' rank counts ({}) are powers of two and not, where MPI_Allreduce may "
-                                  "take different algorithms: the fit carries both",
-                                  counts));
-  spdlog::warn("predict: the mpi runs are at {} ranks, powers of two and not; Open MPI's allreduce may take another "
-               "algorithm at each (on 3 emulated hosts: 2-3 times the ring), so the fit can carry one the predicted "
-               "count does not use (docs/predict.md)",
-               counts);
 }
 
 }  // namespace
@@ -232,6 +222,16 @@ RunFit fit_on_runs(const std::vector<FitRun>& runs, const FittedConstants* bench
     fit_server_terms(fit, runs, benches);
   }
   return fit;
+}
+
+std::string mpi_algorithms_text(const std::vector<int64_t>& bucket_bytes, int workers) {
+  std::vector<std::string> parts;
+  for (int64_t bytes : bucket_bytes) {
+    const std::string name(open_mpi_allreduce_name(open_mpi_allreduce_choice(workers, bytes, bytes / 4)));
+    const std::string part = fmt::format("{} ({})", name, bytes_text(static_cast<double>(bytes)));
+    if (std::find(parts.begin(), parts.end(), part) == parts.end()) parts.push_back(part);
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 RunFitStep predict_from_runs(const RunFit& fit, int workers) {

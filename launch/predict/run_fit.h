@@ -7,7 +7,8 @@
 //               less its wait for the last rank to arrive), the buckets placed against backward as
 //               the runs had them ready (cost_model.h's overlap), and the delays no bucket accounts
 //               for (the arrival-time exchange, ready buckets waiting for the communication thread):
-//               what is left of each run's step, a line in N;
+//               what is left of each run's step, a line in N; MPI_Allreduce's buckets counted in
+//               the steps of the algorithm Open MPI takes at each N (comm/open_mpi_allreduce.h);
 //   servers     push + pull as timed inside training, a line in (N-1)/N (the bytes a worker's and
 //               a shard's links carry); the rest of the round beyond the slowest worker's compute
 //               (the servers' summing and update, gRPC's work) a line in N.
@@ -59,5 +60,9 @@ struct RunFitStep {
   double straggler_s = 0.0;  // the largest of N compute draws over their mean (synchronous only)
 };
 RunFitStep predict_from_runs(const RunFit& fit, int workers);
+
+// The algorithms Open MPI's MPI_Allreduce takes for these buckets at `workers` ranks, each once:
+// "rabenseifner (25.0 MiB), ring (120.0 KiB)".
+std::string mpi_algorithms_text(const std::vector<int64_t>& bucket_bytes, int workers);
 
 }  // namespace dtbench

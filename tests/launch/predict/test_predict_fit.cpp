@@ -43,14 +43,14 @@ std::vector<AllreduceSample> ring_samples(double noise_amplitude) {
 }
 
 TEST(PredictFit, RecoversAlphaAndBetaFromExactTimings) {
-  const NetworkConstants c = fit_allreduce(ring_samples(0.0), kReduce);
+  const NetworkConstants c = fit_allreduce(ring_samples(0.0), kReduce, AllreduceSchedule::Ring);
   EXPECT_NEAR(c.alpha_s, kAlpha, 1e-6 * kAlpha);
   EXPECT_NEAR(c.beta_bytes_per_s, kBeta, 1e-6 * kBeta);
   EXPECT_DOUBLE_EQ(c.reduce_s_per_byte, kReduce);
 }
 
 TEST(PredictFit, RecoversAlphaAndBetaWithinTheNoise) {
-  const NetworkConstants c = fit_allreduce(ring_samples(0.03), kReduce);
+  const NetworkConstants c = fit_allreduce(ring_samples(0.03), kReduce, AllreduceSchedule::Ring);
   EXPECT_NEAR(c.alpha_s, kAlpha, 0.10 * kAlpha);
   EXPECT_NEAR(c.beta_bytes_per_s, kBeta, 0.05 * kBeta);
 }
@@ -58,7 +58,7 @@ TEST(PredictFit, RecoversAlphaAndBetaWithinTheNoise) {
 TEST(PredictFit, OneSizeCannotFixTwoConstants) {
   const std::vector<AllreduceSample> one = {{.bytes = 1 << 20, .workers = 2, .seconds = 0.01}};
   try {
-    fit_allreduce(one, 0.0);
+    fit_allreduce(one, 0.0, AllreduceSchedule::Ring);
     FAIL() << "one sample fitted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("at least two message sizes"), std::string::npos) << e.what();
@@ -69,7 +69,7 @@ TEST(PredictFit, TimeThatDoesNotGrowWithSizeHasNoBandwidth) {
   const std::vector<AllreduceSample> flat = {{.bytes = 1 << 10, .workers = 2, .seconds = 0.01},
                                              {.bytes = 1 << 20, .workers = 2, .seconds = 0.01},
                                              {.bytes = 1 << 24, .workers = 2, .seconds = 0.009}};
-  EXPECT_THROW(fit_allreduce(flat, 0.0), InputError);
+  EXPECT_THROW(fit_allreduce(flat, 0.0, AllreduceSchedule::Ring), InputError);
 }
 
 TEST(PredictFit, ParameterServerFitRecoversLatencyBandwidthAndApplyCost) {

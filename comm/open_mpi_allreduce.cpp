@@ -1,0 +1,117 @@
+#include "comm/open_mpi_allreduce.h"
+
+#include <fmt/format.h>
+
+namespace dtbench {
+
+namespace {
+
+int floor_log2(int n) {
+  int log = 0;
+  while ((2 << log) <= n) ++log;
+  return log;
+}
+
+// coll/tuned's fixed rules for a commutative operation (coll_tuned_decision_fixed.c, v4.1.0 on):
+// the first row whose communicator size and byte limit hold.
+OpenMpiAllreduce fixed_rule(int ranks, int64_t bytes) {
+  using A = OpenMpiAllreduce;
+  const auto below = [bytes](int64_t limit) { return bytes < limit; };
+  if (ranks < 4) {
+    if (below(8)) return A::Ring;
+    if (below(4096)) return A::RecursiveDoubling;
+    if (below(8192)) return A::Ring;
+    if (below(16384)) return A::RecursiveDoubling;
+    if (below(65536)) return A::Ring;
+    if (below(262144)) return A::SegmentedRing;
+    return A::Rabenseifner;
+  }
+  if (ranks < 8) return below(16) ? A::Ring : below(8192) ? A::RecursiveDoubling : A::Rabenseifner;
+  if (ranks < 16) return below(8192) ? A::RecursiveDoubling : A::Rabenseifner;
+  if (ranks < 32) return below(64) ? A::SegmentedRing : below(4096) ? A::RecursiveDoubling : A::Rabenseifner;
+  if (ranks < 64) return below(128) ? A::SegmentedRing : A::Rabenseifner;
+  if (ranks < 128) return below(262144) ? A::RecursiveDoubling : A::Rabenseifner;
+  if (ranks < 256) return below(131072) ? A::Nonoverlapping : below(262144) ? A::RecursiveDoubling : A::Rabenseifner;
+  if (ranks < 512) return below(4096) ? A::Nonoverlapping : A::Rabenseifner;
+  if (ranks < 2048) return below(2048) ? A::Nonoverlapping : below(16384) ? A::RecursiveDoubling : A::Rabenseifner;
+  if (ranks < 4096) {
+    if (below(2048)) return A::Nonoverlapping;
+    if (below(4096)) return A::SegmentedRing;
+    return below(16384) ? A::RecursiveDoubling : A::Rabenseifner;
+  }
+  if (below(2048)) return A::Nonoverlapping;
+  if (below(16384)) return A::SegmentedRing;
+  if (below(32768)) return A::RecursiveDoubling;
+  return A::Rabenseifner;
+}
+
+}  // namespace
+
+OpenMpiAllreduce open_mpi_allreduce_choice(int ranks, int64_t bytes, int64_t count) {
+  OpenMpiAllreduce algorithm = fixed_rule(ranks, bytes);
+  // The segmented ring is asked for with no segment size, so it runs the plain ring.
+  if (algorithm == OpenMpiAllreduce::SegmentedRing) algorithm = OpenMpiAllreduce::Ring;
+  if (algorithm == OpenMpiAllreduce::Ring && count < ranks) return OpenMpiAllreduce::RecursiveDoubling;
+  if (algorithm == OpenMpiAllreduce::Rabenseifner && count < (int64_t{1} << floor_log2(ranks))) {
+    return OpenMpiAllreduce::BasicLinear;
+  }
+  return algorithm;
+}
+
+std::string_view open_mpi_allreduce_name(OpenMpiAllreduce algorithm) {
+  switch (algorithm) {
+    case OpenMpiAllreduce::BasicLinear: return "basic linear";
+    case OpenMpiAllreduce::Nonoverlapping: return "reduce then broadcast";
+    case OpenMpiAllreduce::RecursiveDoubling: return "recursive doubling";
+    case OpenMpiAllreduce::Ring: return "ring";
+    case OpenMpiAllreduce::SegmentedRing: return "segmented ring";
+    case OpenMpiAllreduce::Rabenseifner: return "rabenseifner";
+  }
+  return "?";
+}
+
+AllreduceSteps ring_allreduce_steps(int ranks, double bytes) {
+  const double n = ranks;
+  return {.latencies = 2 * (n - 1), .wire_bytes = 2 * (n - 1) / n * bytes, .summed_bytes = (n - 1) / n * bytes};
+}
+
+AllreduceSteps open_mpi_allreduce_steps(OpenMpiAllreduce algorithm, int ranks, double bytes) {
+  if (ranks <= 1) return {};
+  const int log = floor_log2(ranks);
+  const double pof2 = static_cast<double>(1 << log), n = ranks;
+  const bool folded = (1 << log) != ranks;  // ranks beyond the power of two are folded in and out
+  switch (algorithm) {
+    case OpenMpiAllreduce::RecursiveDoubling:
+      // log2 p' exchanges of the whole vector; a folded rank's vector in first, the result out last.
+      return {.latencies = log + (folded ? 2.0 : 0.0), .wire_bytes = (log + (folded ? 2.0 : 0.0)) * bytes,
+              .summed_bytes = (log + (folded ? 1.0 : 0.0)) * bytes};
+    case OpenMpiAllreduce::Ring:
+    case OpenMpiAllreduce::SegmentedRing:
+      return ring_allreduce_steps(ranks, bytes);
+    case OpenMpiAllreduce::Rabenseifner: {
+      // Reduce-scatter by halving and allgather by doubling over p': 2 log2 p' steps moving
+      // 2(p'-1)/p' of S. Folding a rank in swaps halves and returns one (2 steps, S), and the
+      // whole result goes back to it at the end (1 step, S).
+      AllreduceSteps s{.latencies = 2.0 * log, .wire_bytes = 2 * (pof2 - 1) / pof2 * bytes,
+                       .summed_bytes = (pof2 - 1) / pof2 * bytes};
+      if (folded) s.latencies += 3, s.wire_bytes += 2 * bytes, s.summed_bytes += bytes / 2;
+      return s;
+    }
+    case OpenMpiAllreduce::BasicLinear:
+      // Every rank's vector into rank 0, summed there, and the result out to each.
+      return {.latencies = 2 * (n - 1), .wire_bytes = 2 * (n - 1) * bytes, .summed_bytes = (n - 1) * bytes};
+    case OpenMpiAllreduce::Nonoverlapping: {
+      // A reduce and a broadcast, counted as binomial trees of the whole vector.
+      const double depth = log + (folded ? 1.0 : 0.0);
+      return {.latencies = 2 * depth, .wire_bytes = 2 * depth * bytes, .summed_bytes = depth * bytes};
+    }
+  }
+  return ring_allreduce_steps(ranks, bytes);
+}
+
+std::string describe_open_mpi_choice(int ranks, int64_t bytes, int64_t count) {
+  return fmt::format("{} at {} ranks for {} B", open_mpi_allreduce_name(open_mpi_allreduce_choice(ranks, bytes, count)),
+                     ranks, bytes);
+}
+
+}  // namespace dtbench
