@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "allreduce/mpi_check.h"
+#include "allreduce/mpi_info.h"
 #include "allreduce/mpi_session.h"
 #include "allreduce/ring_chunk.h"
 #include "core/device/device.h"
@@ -104,8 +105,14 @@ void AllreduceTransport::begin(Model& model) {
                                                  "by this rank out of theirs (received), as the message ring would "
                                                  "send and receive them"
                                                : "sent and received by the ring, counted as it posts them")
-                                    : "algorithmic volume 2·K·(N−1)/N per rank each way (MPI_Allreduce's own "
-                                      "algorithm, chosen by the MPI library, is not seen)"}};
+                                    : "algorithmic volume 2·K·(N−1)/N per rank each way, a ring's (what "
+                                      "MPI_Allreduce's own algorithm sends is not seen; mpi_algorithm says "
+                                      "which it is)"}};
+  if (options_.algorithm == AllreduceAlgorithm::Mpi) {
+    std::vector<int64_t> bucket_bytes;
+    for (const ArenaRange& bucket : buckets_) bucket_bytes.push_back(bucket.count * static_cast<int64_t>(sizeof(float)));
+    summary_["mpi_algorithm"] = mpi_allreduce_algorithms(world_, bucket_bytes);
+  }
 }
 
 CommSpan AllreduceTransport::bucket_span(int bucket, Clock::time_point ready, Clock::time_point start,

@@ -3,7 +3,14 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "allreduce/mpi_check.h"
+#include "comm/open_mpi_allreduce.h"
 
 namespace dtbench {
 
@@ -32,22 +39,69 @@ std::string mpi_thread_level() {
   return fmt::format("unknown thread level {}", provided);
 }
 
-std::optional<bool> mpi_yield_when_idle() {
+namespace {
+
+// An integer (or MCA bool) control variable of the library, read through the MPI tool interface;
+// nullopt when the library has no variable of that name.
+std::optional<int> mpi_int_variable(const char* name) {
   int provided = 0;
   if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return std::nullopt;
-  std::optional<bool> yields;
+  std::optional<int> result;
   int index = 0;
-  if (MPI_T_cvar_get_index("mpi_yield_when_idle", &index) == MPI_SUCCESS) {
+  if (MPI_T_cvar_get_index(name, &index) == MPI_SUCCESS) {
     MPI_T_cvar_handle handle{};
     int count = 0;
     if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
       int value = 0;  // an MCA bool: Open MPI writes it as an int or a C bool (one byte), zero-initialised either way
-      if (count == 1 && MPI_T_cvar_read(handle, &value) == MPI_SUCCESS) yields = value != 0;
+      if (count == 1 && MPI_T_cvar_read(handle, &value) == MPI_SUCCESS) result = value;
       MPI_T_cvar_handle_free(&handle);
     }
   }
   MPI_T_finalize();
-  return yields;
+  return result;
+}
+
+// "Open MPI v4.1.4, ...": whether its coll/tuned has the fixed rules of v4.1 on.
+bool open_mpi_41_or_later(const std::string& library) {
+  int major = 0, minor = 0;
+  if (std::sscanf(library.c_str(), "Open MPI v%d.%d", &major, &minor) != 2) return false;
+  return major > 4 || (major == 4 && minor >= 1);
+}
+
+}  // namespace
+
+std::optional<bool> mpi_yield_when_idle() {
+  const std::optional<int> value = mpi_int_variable("mpi_yield_when_idle");
+  if (!value) return std::nullopt;
+  return *value != 0;
+}
+
+std::string mpi_allreduce_algorithms(int world, const std::vector<int64_t>& bucket_bytes) {
+  const std::string library = mpi_library_version();
+  const std::optional<int> dynamic = mpi_int_variable("coll_tuned_use_dynamic_rules");
+  const std::optional<int> forced = mpi_int_variable("coll_tuned_allreduce_algorithm");
+  if (dynamic.value_or(0) != 0 && forced.value_or(0) > 0) {
+    return fmt::format("algorithm {} as forced (coll_tuned_allreduce_algorithm)",
+                       open_mpi_allreduce_name(static_cast<OpenMpiAllreduce>(*forced)));
+  }
+  if (!open_mpi_41_or_later(library) || dynamic.value_or(0) != 0) {
+    return fmt::format("chosen by {}, not known here (the rules known are Open MPI 4.1's and later's fixed ones)",
+                       library.substr(0, library.find(',')));
+  }
+  // Each algorithm once, with the bucket sizes it takes: "rabenseifner (236672 B, 11584 B)".
+  std::vector<std::pair<OpenMpiAllreduce, std::vector<int64_t>>> taken;
+  for (int64_t bytes : bucket_bytes) {
+    const auto floats = bytes / static_cast<int64_t>(sizeof(float));
+    const OpenMpiAllreduce algorithm = open_mpi_allreduce_choice(world, bytes, floats);
+    auto it = std::find_if(taken.begin(), taken.end(), [&](const auto& t) { return t.first == algorithm; });
+    if (it == taken.end()) it = taken.insert(taken.end(), {algorithm, {}});
+    if (std::find(it->second.begin(), it->second.end(), bytes) == it->second.end()) it->second.push_back(bytes);
+  }
+  std::vector<std::string> parts;
+  for (const auto& [algorithm, sizes] : taken) {
+    parts.push_back(fmt::format("{} ({} B)", open_mpi_allreduce_name(algorithm), fmt::join(sizes, " B, ")));
+  }
+  return fmt::format("{} at {} ranks, by Open MPI's fixed rules", fmt::join(parts, ", "), world);
 }
 
 std::string host_name() {
