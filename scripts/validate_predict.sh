@@ -17,7 +17,7 @@
 # of N hosts changes (the held-out validation, fit on 2 and 3 hosts, predict 4). Left out, the
 # machine's cores are split among the hosts (1, 0.67, 0.5 core at 2, 3, 4 hosts on 2 cores).
 # CLUSTER_PREFIX (default pred) names the clusters, so two validations on one machine do not meet.
-# TRANSPORTS (default "ring mpi ps-sync ps-async") narrows the runs; CLUSTER_CPUSET (a cpu list, e.g.
+# TRANSPORTS (default "ring mpi ps-sync ps-async ddp", ddp being PyTorch DDP, engine pytorch) narrows the runs; CLUSTER_CPUSET (a cpu list, e.g.
 # 0-1) puts every host on those cores, each still held to its quota (`cluster up --cpuset`).
 #
 # Layout of OUT: fit/ar-H-LINK.json, fit/ps-H-LINK.json, fit/psworld-{sync,async}-H-LINK.json (bench
@@ -31,7 +31,7 @@ links=${3:-"1gbit 10gbit"}
 models=${4:-"lenet5 alexnet resnet18"}
 cores_per_host=${5:-}
 prefix=${CLUSTER_PREFIX:-pred}
-transports=${TRANSPORTS:-"ring mpi ps-sync ps-async"}
+transports=${TRANSPORTS:-"ring mpi ps-sync ps-async ddp"}
 dtbench=$(realpath "${DTBENCH:-build/dtbench}")  # a copy keeps a rebuild from changing it mid-run
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Waiting ranks yield their core, else every message between the emulated hosts waits a scheduler
@@ -158,6 +158,8 @@ train_run() {  # dir hosts link model transport
     for ((h = 0; h < $2; h++)); do wait_listening "$log.server$h"; done
     common+=(--set "ps.servers=$servers" --set "ps.auth_token_file=$token")
   fi
+  # PyTorch DDP (gloo) as the engines' sweep runs it beside dtbench: matched to dtbench's settings.
+  [ "$5" = ddp ] && common+=(--set engine=pytorch --set pytorch.profile=matched)
   mpirun $(cat "$1/mpirun-args") "${yield_when_idle[@]}" -np "$2" "$dtbench" train "${common[@]}" --set "transport=$5" --run-dir "$run" \
     > "$log" 2>&1 || echo "FAILED: $4 $5 $2 hosts $3 (see $log)"
   wait

@@ -35,7 +35,7 @@ import statistics
 import subprocess
 import sys
 
-RUN_NAME = re.compile(r"^(?P<model>[a-z0-9]+)-(?P<transport>ring|mpi|ps-sync|ps-async)-(?P<hosts>\d+)-(?P<link>\w+)$")
+RUN_NAME = re.compile(r"^(?P<model>[a-z0-9]+)-(?P<transport>ring|mpi|ps-sync|ps-async|ddp)-(?P<hosts>\d+)-(?P<link>\w+)$")
 
 
 def measured_step(run: pathlib.Path) -> tuple:
@@ -153,7 +153,7 @@ def print_held_out(rows: list) -> None:
     print("\nheld out, absolute error of the step, median / worst: before (today's model: the smaller clusters' "
           "benches, the predicted run's own compute) and after (fitted on the smaller clusters' runs)")
     print(f"  {'':<9} {'n':>3} {'before':>17} {'after':>17}")
-    for name in ("ring", "mpi", "ps-sync", "ps-async", "all"):
+    for name in ("ring", "mpi", "ps-sync", "ps-async", "ddp", "all"):
         group = [r for r in rows if name == "all" or r["transport"] == name]
         cells = []
         for key in ("before_error", "after_error"):
@@ -208,7 +208,7 @@ def main() -> int:
               f"{r['predicted_ms']:>13.1f} {percent(r['error'])} {r['measured_comm_ms']:>9.1f} "
               f"{r['predicted_comm_ms']:>9.1f} {percent(r['comm_error'])} {r['bench_alone_ms']:>11.1f} "
               f"{percent(r['bench_alone_error'])} {held_out} {percent(r['held_out_error'])}")
-    groups = {t: [r for r in rows if r["transport"] == t] for t in ("ring", "mpi", "ps-sync", "ps-async")}
+    groups = {t: [r for r in rows if r["transport"] == t] for t in ("ring", "mpi", "ps-sync", "ps-async", "ddp")}
     groups["all"] = rows
     for key, title in (("error", "step at the measured N (fitted at the run's own host count and carried to its comm)"),
                        ("comm_error", "exposed comm at the measured N (the same predictions)"),

@@ -14,6 +14,9 @@ namespace dtbench {
 
 namespace {
 
+// PyTorch DDP's name as a blueprint's transport (engine: pytorch).
+constexpr std::string_view kDdpTransport = "ddp";
+
 int shard_count(const ServerLayout& layout, int workers) { return layout.shards > 0 ? layout.shards : workers; }
 
 // The largest shard sets the pace: its server's link and cores carry the most.
@@ -151,9 +154,8 @@ StepPrediction predict_step(PredictTransport transport, const Workload& w, int w
                             const NetworkConstants& c) {
   if (workers < 1) fail_input("predict: {} workers; expected at least 1", workers);
   if (workers == 1) return {.step_s = w.compute.total(), .compute_s = w.compute.total()};
-  // The formulas go by the catalogue row's family: an allreduce, or parameter servers with or without a barrier.
-  const TransportRow& row = transport_row(transport_name(transport));
-  if (row.family == TransportFamily::MpiAllreduce) {
+  // The formulas go by the family: an allreduce, or parameter servers with or without a barrier.
+  if (allreduce_transport(transport)) {
     StepPrediction p = allreduce_step(w, workers, c, layout.shared_cores);
     const double straggler = c.straggler_in_comm ? 0.0 : w.straggler_s;
     p.comm_exposed_s += straggler;  // the allreduce cannot end before the slowest worker joins
@@ -163,7 +165,7 @@ StepPrediction predict_step(PredictTransport transport, const Workload& w, int w
 
   StepPrediction p{.compute_s = w.compute.total()};
   const double share = largest_share(layout, workers);
-  const bool sync = row.synchronous;  // the barrier lines the pushes up
+  const bool sync = synchronous_transport(transport);  // the barrier lines the pushes up
   const double transfer = 2 * ps_transfer_seconds(w.gradient_bytes, workers, layout, c, sync);  // push + pull
   const double measured = measured_ps_round(w.gradient_bytes, workers, layout, c);
   if (sync) {
@@ -193,15 +195,26 @@ std::string_view transport_name(PredictTransport transport) {
     case PredictTransport::Mpi: return kMpiTransport;
     case PredictTransport::PsSync: return kPsSyncTransport;
     case PredictTransport::PsAsync: return kPsAsyncTransport;
+    case PredictTransport::Ddp: return kDdpTransport;
   }
   return "?";
 }
 
 PredictTransport parse_predict_transport(std::string_view text) {
-  for (auto t : {PredictTransport::Ring, PredictTransport::Mpi, PredictTransport::PsSync, PredictTransport::PsAsync}) {
+  for (auto t : kPredictTransports) {
     if (transport_name(t) == text) return t;
   }
-  fail_input("unknown transport '{}'; expected ring, mpi, ps-sync or ps-async", text);
+  fail_input("unknown transport '{}'; expected ring, mpi, ps-sync, ps-async or ddp", text);
+}
+
+// The catalogue's row decides for dtbench's transports; DDP is PyTorch's, not in the catalogue.
+bool allreduce_transport(PredictTransport transport) {
+  return transport == PredictTransport::Ddp ||
+         transport_row(transport_name(transport)).family == TransportFamily::MpiAllreduce;
+}
+
+bool synchronous_transport(PredictTransport transport) {
+  return transport == PredictTransport::Ddp || transport_row(transport_name(transport)).synchronous;
 }
 
 }  // namespace dtbench

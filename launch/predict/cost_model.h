@@ -12,7 +12,12 @@
 
 namespace dtbench {
 
-enum class PredictTransport { Ring, Mpi, PsSync, PsAsync };
+// dtbench's four transports, and PyTorch DDP (engine: pytorch), whose gloo allreduce is a ring
+// over TCP too: its runs fit and are predicted as the ring's are.
+enum class PredictTransport { Ring, Mpi, PsSync, PsAsync, Ddp };
+inline constexpr PredictTransport kPredictTransports[] = {PredictTransport::Ring, PredictTransport::Mpi,
+                                                          PredictTransport::PsSync, PredictTransport::PsAsync,
+                                                          PredictTransport::Ddp};
 
 // Whose allreduce a transport's constants time: our ring's 2(N-1) steps at every size, or
 // MPI_Allreduce, whose algorithm Open MPI picks by the ranks and the size
@@ -21,8 +26,12 @@ enum class AllreduceSchedule { Ring, OpenMpiTuned };
 AllreduceSchedule allreduce_schedule(PredictTransport transport);
 
 std::string_view transport_name(PredictTransport transport);
-// The catalogue's names of the four (comm/transport_catalogue.h); InputError naming `text` otherwise.
+// The catalogue's names of the four (comm/transport_catalogue.h) and "ddp"; InputError naming `text` otherwise.
 PredictTransport parse_predict_transport(std::string_view text);
+// Whether a step of `transport` is an allreduce of buckets (else parameter servers), and whether it
+// waits for every worker.
+bool allreduce_transport(PredictTransport transport);
+bool synchronous_transport(PredictTransport transport);
 
 // One transport's constants at one link rate.
 struct NetworkConstants {

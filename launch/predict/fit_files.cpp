@@ -142,6 +142,12 @@ FittedConstants::FittedConstants(const std::vector<FitFile>& files, double reduc
 // A rate nobody measured: the latency of the fastest link measured, and the link's rate times
 // the best fraction of its rate any measured link delivered (where the wire, not the CPU, limited).
 NetworkConstants FittedConstants::at(PredictTransport transport, const LinkRate& link) const {
+  if (transport == PredictTransport::Ddp) {
+    // No bench runs gloo; its allreduce over TCP is a ring, so the ring's bench gives its shape in N.
+    NetworkConstants c = at(PredictTransport::Ring, link);
+    c.source = "the ring's (PyTorch DDP's gloo allreduce is a ring over TCP too): " + c.source;
+    return c;
+  }
   if (auto it = fitted_.find({transport, link.bits_per_s}); it != fitted_.end()) return it->second;
   const NetworkConstants* fastest = nullptr;
   double fastest_bits = 0, best_fraction = 0, best_bits = 0;

@@ -13,7 +13,7 @@ namespace dtbench {
 namespace {
 
 std::optional<PredictTransport> known_transport(const std::string& name) {
-  for (auto t : {PredictTransport::Ring, PredictTransport::Mpi, PredictTransport::PsSync, PredictTransport::PsAsync}) {
+  for (auto t : kPredictTransports) {
     if (transport_name(t) == name) return t;
   }
   return std::nullopt;

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "comm/transport_catalogue.h"
 #include "core/util/error.h"
 #include "launch/predict/order_statistic.h"
 #include "launch/report/format.h"
@@ -18,16 +17,11 @@ namespace dtbench {
 
 namespace {
 
-bool synchronous(PredictTransport t) { return transport_row(transport_name(t)).synchronous; }
-bool allreduce_family(PredictTransport t) {
-  return transport_row(transport_name(t)).family == TransportFamily::MpiAllreduce;
-}
-
 std::string workers_text(const std::vector<int>& workers) { return fmt::format("{}", fmt::join(workers, ", ")); }
 
 // What a step of N waits for beyond the mean compute: the slowest of N draws (synchronous), none (async).
 double straggler_seconds(const RunFit& fit, int workers) {
-  if (!synchronous(fit.transport) || workers <= 1) return 0.0;
+  if (!synchronous_transport(fit.transport) || workers <= 1) return 0.0;
   return expected_max_of(fit.compute_samples, workers) - fit.mean_compute_s;
 }
 
@@ -214,9 +208,9 @@ RunFit fit_on_runs(const std::vector<FitRun>& runs, const FittedConstants* bench
   pool_compute(fit, runs);
   fit.notes.push_back(fmt::format("compute: {} per-step samples of every rank, mean {:.3f} ms{}",
                                   fit.compute_samples.size(), 1e3 * fit.mean_compute_s,
-                                  synchronous(fit.transport) ? "; a step waits for the largest of N draws" : ""));
+                                  synchronous_transport(fit.transport) ? "; a step waits for the largest of N draws" : ""));
   if (fit.transport == PredictTransport::Mpi) note_mpi_algorithms(fit);
-  if (allreduce_family(fit.transport)) {
+  if (allreduce_transport(fit.transport)) {
     fit_allreduce_terms(fit, runs, benches);
   } else {
     fit_server_terms(fit, runs, benches);
@@ -241,7 +235,7 @@ RunFitStep predict_from_runs(const RunFit& fit, int workers) {
     out.step = {.step_s = fit.mean_compute_s, .compute_s = fit.mean_compute_s};
     return out;
   }
-  if (allreduce_family(fit.transport)) {
+  if (allreduce_transport(fit.transport)) {
     Workload w = fit.workload;
     w.straggler_s = out.straggler_s;
     NetworkConstants c = fit.allreduce;
@@ -252,7 +246,7 @@ RunFitStep predict_from_runs(const RunFit& fit, int workers) {
   const double round = fit.transfer.at(workers) + fit.servers.at(workers);
   out.step = {.step_s = fit.mean_compute_s + out.straggler_s + round, .compute_s = fit.mean_compute_s,
               .comm_exposed_s = out.straggler_s + round, .comm_total_s = round,
-              .staleness = synchronous(fit.transport) ? 0.0 : workers - 1.0};
+              .staleness = synchronous_transport(fit.transport) ? 0.0 : workers - 1.0};
   return out;
 }
 

@@ -110,6 +110,22 @@ TEST(RunFit, AllreduceRecoversItsTermsAndPredictsFourWorkersAsByHand) {
   EXPECT_NEAR(predict_from_runs(fit, 2).step.step_s, allreduce_run(2).step_s, 1e-9);
 }
 
+// PyTorch DDP's runs (engine pytorch, gloo's ring allreduce) fit and predict as the ring's.
+TEST(RunFit, DdpRunsFitAsTheRingsAndWaitForTheSlowest) {
+  const auto ddp_run = [](int n) {
+    FitRun run = allreduce_run(n);
+    run.measured.transport = "ddp";
+    return run;
+  };
+  const RunFit ddp = fit_on_runs({ddp_run(2), ddp_run(3)}, nullptr);
+  const RunFit ring = fit_on_runs({allreduce_run(2), allreduce_run(3)}, nullptr);
+  EXPECT_EQ(ddp.transport, PredictTransport::Ddp);
+  EXPECT_DOUBLE_EQ(predict_from_runs(ddp, 4).step.step_s, predict_from_runs(ring, 4).step.step_s);
+  EXPECT_NEAR(predict_from_runs(ddp, 4).straggler_s, 0.02875 - 0.020, 1e-12);
+  EXPECT_EQ(parse_predict_transport("ddp"), PredictTransport::Ddp);
+  EXPECT_THROW(parse_predict_transport("horovod"), InputError);
+}
+
 // MPI_Allreduce's algorithm depends on the rank count: for a 1 MiB sum Open MPI takes
 // Rabenseifner's, which on 2 and 4 ranks moves what a ring moves but on 3 folds a rank in and out:
 // 2 alpha + S/beta at 2, 5 alpha + 3 S/beta at 3, 4 alpha + 1.5 S/beta at 4 (worked by hand from
