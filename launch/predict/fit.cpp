@@ -39,13 +39,23 @@ std::pair<double, double> least_squares(const std::vector<Row>& rows, const std:
   return {(ay * bb - by * ab) / det, (by * aa - ay * ab) / det};
 }
 
-NetworkConstants checked(double alpha, double inverse_beta, const std::string& what) {
+// 1/beta alone, alpha held at 0: sum((inv_beta*b - y)^2) at its least. With the latency gone the
+// line is the bandwidth's, so the seconds count as they are: the large sizes, which it governs, weigh most.
+double through_origin(const std::vector<Row>& rows) {
+  double bb = 0, by = 0;
+  for (const Row& r : rows) bb += r.b * r.b, by += r.b * r.y;
+  return by / bb;
+}
+
+NetworkConstants checked(const std::vector<Row>& rows, double alpha, double inverse_beta, const std::string& what) {
+  // A negative latency is noise around a small one: none — and then 1/beta fitted again without it,
+  // since the slope that went with a negative intercept is too steep for a line through the origin.
+  if (alpha < 0) alpha = 0, inverse_beta = through_origin(rows);
   if (!(inverse_beta > 0)) {
     fail_input("{}: the fit gives no bandwidth (1/beta = {:g} s/B): time does not grow with size", what,
                inverse_beta);
   }
-  // A negative latency is noise around a small one: none.
-  return {.alpha_s = std::max(alpha, 0.0), .beta_bytes_per_s = 1.0 / inverse_beta};
+  return {.alpha_s = alpha, .beta_bytes_per_s = 1.0 / inverse_beta};
 }
 
 }  // namespace
@@ -71,7 +81,7 @@ NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, doub
     rows.push_back({.a = steps.latencies, .b = steps.wire_bytes, .y = s.seconds - steps.summed_bytes * reduce_s_per_byte});
   }
   const auto [alpha, inverse_beta] = least_squares(rows, "allreduce fit");
-  NetworkConstants c = checked(alpha, inverse_beta, "allreduce fit");
+  NetworkConstants c = checked(rows, alpha, inverse_beta, "allreduce fit");
   c.reduce_s_per_byte = reduce_s_per_byte;
   c.schedule = schedule;
   return c;
@@ -113,7 +123,7 @@ NetworkConstants fit_ps(const std::vector<PsSample>& samples, double reduce_s_pe
     weight += x * x;
   }
   const auto [alpha, inverse_beta] = least_squares(rows, "parameter-server fit");
-  NetworkConstants c = checked(alpha, inverse_beta, "parameter-server fit");
+  NetworkConstants c = checked(rows, alpha, inverse_beta, "parameter-server fit");
   c.reduce_s_per_byte = reduce_s_per_byte;
   c.apply_s_per_byte = weight > 0 ? std::max(0.0, server_per_shard_byte / weight) : 0.0;
   c.cpu_s_per_byte = tcp_bytes > 0 ? tcp_s / tcp_bytes : 0.0;

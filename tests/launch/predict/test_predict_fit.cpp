@@ -65,6 +65,33 @@ TEST(PredictFit, OneSizeCannotFixTwoConstants) {
   }
 }
 
+// Buckets inside training at 2 and 3 workers whose line has a negative intercept (the larger bucket,
+// reduced beside backward, the slower per byte): no latency, and the bandwidth through the origin
+// on the seconds as they are — not the steeper slope that went with the negative intercept, which
+// would put every size above its measurement.
+TEST(PredictFit, ANegativeLatencyIsNoneAndTheBandwidthIsFittedWithoutIt) {
+  const std::vector<AllreduceSample> buckets = {{.bytes = 28'872'768, .workers = 2, .seconds = 0.2737},
+                                                {.bytes = 16'351'488, .workers = 2, .seconds = 0.1543},
+                                                {.bytes = 28'872'768, .workers = 3, .seconds = 0.4364},
+                                                {.bytes = 16'351'488, .workers = 3, .seconds = 0.1853}};
+  const NetworkConstants c = fit_allreduce(buckets, 0.0, AllreduceSchedule::Ring);
+  EXPECT_EQ(c.alpha_s, 0.0);
+  // By hand: the ring sends 2(N-1)/N of a bucket; 1/beta = sum(bytes x seconds) / sum(bytes^2).
+  double xy = 0, xx = 0;
+  for (const AllreduceSample& b : buckets) {
+    const double wire = 2.0 * (b.workers - 1) / b.workers * static_cast<double>(b.bytes);
+    xy += wire * b.seconds, xx += wire * wire;
+  }
+  EXPECT_NEAR(c.beta_bytes_per_s, xx / xy, 1e-9 * xx / xy);
+  // Each bucket within 10 % of its time but the smallest at 3 workers (+20 %); the steeper slope,
+  // alpha clamped, put them +17.0, +17.5, -2.2 and +30.5 % off.
+  const double within[] = {0.10, 0.10, 0.10, 0.21};
+  for (size_t k = 0; k < buckets.size(); ++k) {
+    const AllreduceSample& b = buckets[k];
+    EXPECT_NEAR(allreduce_seconds(b.bytes, b.workers, c), b.seconds, within[k] * b.seconds) << k;
+  }
+}
+
 TEST(PredictFit, TimeThatDoesNotGrowWithSizeHasNoBandwidth) {
   const std::vector<AllreduceSample> flat = {{.bytes = 1 << 10, .workers = 2, .seconds = 0.01},
                                              {.bytes = 1 << 20, .workers = 2, .seconds = 0.01},
