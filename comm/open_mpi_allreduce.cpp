@@ -82,19 +82,23 @@ AllreduceSteps open_mpi_allreduce_steps(OpenMpiAllreduce algorithm, int ranks, d
   const bool folded = (1 << log) != ranks;  // ranks beyond the power of two are folded in and out
   switch (algorithm) {
     case OpenMpiAllreduce::RecursiveDoubling:
-      // log2 p' exchanges of the whole vector; a folded rank's vector in first, the result out last.
-      return {.latencies = log + (folded ? 2.0 : 0.0), .wire_bytes = (log + (folded ? 2.0 : 0.0)) * bytes,
+      // log2 p' exchanges of the whole vector, each way in turn; a folded rank's vector in first,
+      // the result out last.
+      return {.latencies = log + (folded ? 2.0 : 0.0), .wire_bytes = (2.0 * log + (folded ? 2.0 : 0.0)) * bytes,
               .summed_bytes = (log + (folded ? 1.0 : 0.0)) * bytes};
     case OpenMpiAllreduce::Ring:
-    case OpenMpiAllreduce::SegmentedRing:
-      return ring_allreduce_steps(ranks, bytes);
+    case OpenMpiAllreduce::SegmentedRing: {
+      AllreduceSteps s = ring_allreduce_steps(ranks, bytes);
+      if (ranks == 2) s.wire_bytes *= 2;  // both neighbours are the one peer: each step an exchange
+      return s;
+    }
     case OpenMpiAllreduce::Rabenseifner: {
-      // Reduce-scatter by halving and allgather by doubling over p': 2 log2 p' steps moving
-      // 2(p'-1)/p' of S. Folding a rank in swaps halves and returns one (2 steps, S), and the
-      // whole result goes back to it at the end (1 step, S).
-      AllreduceSteps s{.latencies = 2.0 * log, .wire_bytes = 2 * (pof2 - 1) / pof2 * bytes,
+      // Reduce-scatter by halving and allgather by doubling over p': 2 log2 p' exchanges moving
+      // (p'-1)/p' of S each way, in turn. Folding a rank in swaps halves (S/2 each way, in turn) and
+      // returns one (S/2), and the whole result goes back to it at the end (S).
+      AllreduceSteps s{.latencies = 2.0 * log, .wire_bytes = 4 * (pof2 - 1) / pof2 * bytes,
                        .summed_bytes = (pof2 - 1) / pof2 * bytes};
-      if (folded) s.latencies += 3, s.wire_bytes += 2 * bytes, s.summed_bytes += bytes / 2;
+      if (folded) s.latencies += 3, s.wire_bytes += 2.5 * bytes, s.summed_bytes += bytes / 2;
       return s;
     }
     case OpenMpiAllreduce::BasicLinear:

@@ -5,9 +5,9 @@
 // size and the message's bytes (its "fixed" decision rules, v4.1 and v5.0: a table measured on the
 // developers' clusters). The choice is not seen from outside the library, yet it decides the time:
 // on 3 ranks, a 25 MB bucket goes through Rabenseifner's algorithm, which first folds one rank into
-// its neighbour and at the end sends it the whole result — about 2.25 times the bytes a ring sends
-// on the same 3 ranks, while on 2 and 4 ranks the two send alike. A report says which algorithm
-// ran; the cost model (launch/predict) counts its steps, so that a fit on 2 and 3 ranks predicts 4.
+// its neighbour and at the end sends it the whole result — 4.5 times the bytes through the busiest
+// connection, where a ring on the same 3 ranks sends 4/3. A report says which algorithm ran; the
+// cost model (launch/predict) counts its steps, so that a fit on 2 and 3 ranks predicts 4.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -33,17 +33,24 @@ OpenMpiAllreduce open_mpi_allreduce_choice(int ranks, int64_t bytes, int64_t cou
 std::string_view open_mpi_allreduce_name(OpenMpiAllreduce algorithm);
 
 // What one allreduce costs the busiest rank, in sequence: `latencies` message latencies, `wire_bytes`
-// sent and received (each way) over its link, `summed_bytes` of incoming data added into its own.
-// Times follow as latencies·alpha + wire_bytes/beta + summed_bytes·(seconds per byte summed). The
-// counts are those of Thakur, Rabenseifner and Gropp (2005), for the algorithms as Open MPI writes them.
+// through the busiest of its connections (each way at once where the two directions do not wait on
+// each other), `summed_bytes` of incoming data added into its own. Times follow as
+// latencies·alpha + wire_bytes/beta + summed_bytes·(seconds per byte summed). The steps are those
+// of Thakur, Rabenseifner and Gropp (2005), for the algorithms as Open MPI writes them.
 struct AllreduceSteps {
   double latencies = 0.0;
   double wire_bytes = 0.0;
   double summed_bytes = 0.0;
 };
 
-// Our ring (and Open MPI's): 2(N-1) steps of S/N each, (N-1)/N of S summed.
+// Our ring: 2(N-1) steps of S/N each way, (N-1)/N of S summed. (Between two ranks it sends eager
+// messages, which need no acknowledgement, so both directions move at once: docs/cluster.md.)
 AllreduceSteps ring_allreduce_steps(int ranks, double bytes);
+// Open MPI's algorithms over its TCP transport, which carries both directions between two ranks on
+// one connection and sends a large message by rendezvous, each acknowledgement queued behind the
+// other direction's data: an exchange of m bytes each way with one peer moves as 2m, one after the
+// other (docs/cluster.md: two ranks reach half the link each way). Open MPI's ring on 3 ranks or
+// more sends to one neighbour and receives from the other, as ours.
 AllreduceSteps open_mpi_allreduce_steps(OpenMpiAllreduce algorithm, int ranks, double bytes);
 
 // "rabenseifner at 3 ranks for 26214400 B": for a report.

@@ -7,8 +7,9 @@
 //               less its wait for the last rank to arrive), the buckets placed against backward as
 //               the runs had them ready (cost_model.h's overlap), and the delays no bucket accounts
 //               for (the arrival-time exchange, ready buckets waiting for the communication thread):
-//               what is left of each run's step, a line in N; MPI_Allreduce's buckets counted in
-//               the steps of the algorithm Open MPI takes at each N (comm/open_mpi_allreduce.h);
+//               what is left of each run's step, its mean; each bucket's time over the line,
+//               pooled over the runs, kept as its shape; MPI_Allreduce's buckets counted in the
+//               steps of the algorithm Open MPI takes at each N (comm/open_mpi_allreduce.h);
 //   servers     push + pull as timed inside training, a line in (N-1)/N (the bytes a worker's and
 //               a shard's links carry); the rest of the round beyond the slowest worker's compute
 //               (the servers' summing and update, gRPC's work) a line in N.
@@ -33,9 +34,10 @@ struct TermFit {
 };
 
 // Least squares of y = a + b * shape(N) through (N, y) points; with one distinct N, the constant
-// y (b = 0). InputError for no points.
+// y (b = 0). InputError for no points. mean_term: the points' mean (b = 0), whatever their N.
 TermFit fit_term(const std::vector<std::pair<int, double>>& points, std::function<double(int)> shape,
                  const std::string& shape_text);
+TermFit mean_term(const std::vector<std::pair<int, double>>& points);
 
 struct RunFit {
   PredictTransport transport = PredictTransport::Ring;
@@ -46,7 +48,7 @@ struct RunFit {
   double mean_compute_s = 0.0;
   Workload workload{};            // compute phases (scaled to the pooled mean), buckets, when each was ready
   NetworkConstants allreduce{};   // allreduce: fitted on the runs' buckets
-  TermFit overhead{};             // allreduce: the delays no bucket accounts for
+  TermFit overhead{};             // allreduce: the delays no bucket accounts for (their mean)
   TermFit transfer{};             // parameter servers: push + pull
   TermFit servers{};              // parameter servers: the rest of the round
   std::vector<std::string> notes{};  // each term's fit, in words
@@ -62,7 +64,7 @@ struct RunFitStep {
 RunFitStep predict_from_runs(const RunFit& fit, int workers);
 
 // The algorithms Open MPI's MPI_Allreduce takes for these buckets at `workers` ranks, each once:
-// "rabenseifner (25.0 MiB), ring (120.0 KiB)".
+// "rabenseifner (64.2 MiB, 8.6 MiB), ring (120.0 KiB)".
 std::string mpi_algorithms_text(const std::vector<int64_t>& bucket_bytes, int workers);
 
 }  // namespace dtbench

@@ -51,9 +51,14 @@ struct Simulated {
   bool every_rank_has_the_sum = false;
 };
 
+// How a connection between two ranks carries a round's messages: both directions at once, or one
+// after the other (Open MPI's TCP transport with large messages: open_mpi_allreduce.h).
+enum class Directions { AtOnce, InTurn };
+
 // Runs the rounds: each reads the buffers as the round found them. A round costs one latency, the
-// most elements any rank sent or received in it, and the most any rank summed.
-Simulated simulate(int ranks, int length, const std::vector<Round>& rounds) {
+// most elements any rank sent or received in it (in turn: also the most any connection carried both
+// ways), and the most any rank summed.
+Simulated simulate(int ranks, int length, const std::vector<Round>& rounds, Directions directions) {
   std::vector<std::vector<double>> buffers(ranks, std::vector<double>(length));
   std::vector<double> sum(length, 0.0);
   for (int r = 0; r < ranks; ++r) {
@@ -63,16 +68,22 @@ Simulated simulate(int ranks, int length, const std::vector<Round>& rounds) {
   for (const Round& round : rounds) {
     const auto before = buffers;
     std::vector<double> sent(ranks), received(ranks), summed(ranks);
+    std::vector<std::vector<double>> connection(ranks, std::vector<double>(ranks));  // both ways, [low][high]
     for (const Message& m : round) {
       for (int i = m.offset; i < m.offset + m.count; ++i) {
         buffers[m.to][i] = m.add ? buffers[m.to][i] + before[m.from][i] : before[m.from][i];
       }
       sent[m.from] += m.count, received[m.to] += m.count;
+      connection[std::min(m.from, m.to)][std::max(m.from, m.to)] += m.count;
       if (m.add) summed[m.to] += m.count;
     }
+    double busiest = std::max(*std::max_element(sent.begin(), sent.end()),
+                              *std::max_element(received.begin(), received.end()));
+    if (directions == Directions::InTurn) {
+      for (const auto& row : connection) busiest = std::max(busiest, *std::max_element(row.begin(), row.end()));
+    }
     out.steps.latencies += 1;
-    out.steps.wire_bytes += std::max(*std::max_element(sent.begin(), sent.end()),
-                                     *std::max_element(received.begin(), received.end()));
+    out.steps.wire_bytes += busiest;
     out.steps.summed_bytes += *std::max_element(summed.begin(), summed.end());
   }
   out.every_rank_has_the_sum = std::all_of(buffers.begin(), buffers.end(), [&](const auto& b) { return b == sum; });
@@ -193,25 +204,30 @@ void expect_steps(const Simulated& simulated, const AllreduceSteps& counted, con
 
 TEST(OpenMpiAllreduceSteps, EachAlgorithmCountsWhatItsRoundsMove) {
   constexpr int kLength = 1680;  // divides among 2..8 ranks and halves down to them
+  constexpr auto kInTurn = Directions::InTurn;
   for (int ranks = 2; ranks <= 8; ++ranks) {
     const std::string at = " at " + std::to_string(ranks) + " ranks";
-    expect_steps(simulate(ranks, kLength, ring_rounds(ranks, kLength)),
-                 open_mpi_allreduce_steps(A::Ring, ranks, kLength), "ring" + at);
-    expect_steps(simulate(ranks, kLength, ring_rounds(ranks, kLength)), ring_allreduce_steps(ranks, kLength),
-                 "our ring" + at);
-    expect_steps(simulate(ranks, kLength, recursive_doubling_rounds(ranks, kLength)),
+    expect_steps(simulate(ranks, kLength, ring_rounds(ranks, kLength), kInTurn),
+                 open_mpi_allreduce_steps(A::Ring, ranks, kLength), "Open MPI's ring" + at);
+    expect_steps(simulate(ranks, kLength, ring_rounds(ranks, kLength), Directions::AtOnce),
+                 ring_allreduce_steps(ranks, kLength), "our ring" + at);
+    expect_steps(simulate(ranks, kLength, recursive_doubling_rounds(ranks, kLength), kInTurn),
                  open_mpi_allreduce_steps(A::RecursiveDoubling, ranks, kLength), "recursive doubling" + at);
-    expect_steps(simulate(ranks, kLength, rabenseifner_rounds(ranks, kLength)),
+    expect_steps(simulate(ranks, kLength, rabenseifner_rounds(ranks, kLength), kInTurn),
                  open_mpi_allreduce_steps(A::Rabenseifner, ranks, kLength), "rabenseifner" + at);
   }
 }
 
-TEST(OpenMpiAllreduceSteps, RabenseifnersOnThreeRanksMovesMoreThanTwiceARing) {
-  // What the emulated cluster showed (2.1-3.2 times the ring's time on 3 hosts): 3 S against 4/3 S.
-  const double ratio = open_mpi_allreduce_steps(A::Rabenseifner, 3, 1.0).wire_bytes /
-                       ring_allreduce_steps(3, 1.0).wire_bytes;
-  EXPECT_DOUBLE_EQ(ratio, 2.25);
-  EXPECT_DOUBLE_EQ(open_mpi_allreduce_steps(A::Rabenseifner, 4, 1.0).wire_bytes, ring_allreduce_steps(4, 1.0).wire_bytes);
+TEST(OpenMpiAllreduceSteps, RabenseifnersAgainstOurRingAsTrainingMeasuredThem) {
+  // AlexNet's 67 MB bucket on emulated half-core hosts at 1 Gbit, MPI_Allreduce's time over our
+  // ring's: 1.92, 3.17 and 1.98 at 2, 3 and 4 ranks (docs/predict.md). The bytes through the
+  // busiest connection: 2 S against S, 4.5 S against 4/3 S, 3 S against 1.5 S.
+  const auto ratio = [](int ranks) {
+    return open_mpi_allreduce_steps(A::Rabenseifner, ranks, 1.0).wire_bytes / ring_allreduce_steps(ranks, 1.0).wire_bytes;
+  };
+  EXPECT_DOUBLE_EQ(ratio(2), 2.0);
+  EXPECT_DOUBLE_EQ(ratio(3), 3.375);
+  EXPECT_DOUBLE_EQ(ratio(4), 2.0);
   EXPECT_DOUBLE_EQ(open_mpi_allreduce_steps(A::Rabenseifner, 1, 1.0).wire_bytes, 0.0);
 }
 
