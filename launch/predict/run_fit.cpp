@@ -172,13 +172,25 @@ void fit_server_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fitted
     rest.emplace_back(n, run.step_s - fit.mean_compute_s - straggler_seconds(fit, n) - moved);
   }
   const auto per_worker_bytes = [](int n) { return (n - 1.0) / n; };
-  if (fit.fit_workers.size() > 1) {
+  // Hosts that shared one machine's cores (the emulated cluster) moved every worker's bytes
+  // through those cores: a worker's push and pull then grow with N, the machine's CPU, where on
+  // hosts of their own they grow with the (N-1)/N of the bytes its link carries (cost_model.h's
+  // shared_cores, the same for the benches).
+  const int shared = runs.front().measured.shared_cores;
+  const bool all_shared = shared > 0 && std::all_of(runs.begin(), runs.end(), [](const FitRun& r) {
+    return r.measured.shared_cores > 0;
+  });
+  if (fit.fit_workers.size() > 1 && all_shared) {
+    fit.transfer = fit_term(transfer, [](int n) { return static_cast<double>(n); },
+                            fmt::format("N (the hosts shared {} cores)", shared));
+  } else if (fit.fit_workers.size() > 1) {
     fit.transfer = fit_term(transfer, per_worker_bytes, "(N-1)/N");
   } else {
     if (benches == nullptr) need_two_host_counts(fit, "a parameter server's push and pull");
     const NetworkConstants c = benches->at(fit.transport, parse_link_rate(fit.link));
     const int64_t bytes = fit.workload.gradient_bytes;
-    const auto shape = [c, bytes](int n) { return 2 * ps_transfer_seconds(bytes, n, ServerLayout{}, c); };
+    const ServerLayout layout{.shared_cores = all_shared ? shared : 0};
+    const auto shape = [c, bytes, layout](int n) { return 2 * ps_transfer_seconds(bytes, n, layout, c); };
     fit.transfer = {.a = 0, .b = transfer.front().second / shape(fit.fit_workers.front()), .shape = shape,
                     .how = fmt::format("the benches' push + pull scaled to the runs' at {} workers",
                                        fit.fit_workers.front())};

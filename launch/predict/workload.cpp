@@ -128,6 +128,18 @@ GradientBuckets gradient_buckets(const std::string& model, const std::vector<int
   return out;
 }
 
+namespace {
+
+// Whole cores of their own (one or more a host, not taking turns) or the machine's, shared.
+int shared_machine_cores(const nlohmann::json& report) {
+  const auto cluster = report.value(nlohmann::json::json_pointer("/network/cluster"), nlohmann::json());
+  if (!cluster.is_object()) return 0;
+  const bool own = cluster.value("cores_per_host", 0.0) >= 1 && !cluster.value("time_sliced", true);
+  return own ? 0 : report.value(nlohmann::json::json_pointer("/provenance/cores"), 0);
+}
+
+}  // namespace
+
 MeasuredRun load_measured_run(const std::filesystem::path& run_dir) {
   const RunRecord record = load_run(run_dir);  // InputError naming the file when it is unusable
   if (record.epochs.empty()) fail_input("{}: no completed epoch to take the compute phases from", record.path.string());
@@ -159,6 +171,7 @@ MeasuredRun load_measured_run(const std::filesystem::path& run_dir) {
   run.measured_step_s = phases[kStepIndex];
   run.servers = load_server_costs(run_dir);
   run.link = report.value(nlohmann::json::json_pointer("/network/cluster/link"), std::string());
+  run.shared_cores = shared_machine_cores(report);
   run.comm_pieces = comm_pieces(report.at("epochs"), first, record.path);
   run.ready_from_macs = run.workload.bucket_ready;
   // Backward's real shape beats multiply-adds standing in for it, at any worker count: when each

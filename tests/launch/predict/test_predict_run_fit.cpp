@@ -264,6 +264,28 @@ TEST(RunFit, OneHostCountWithItsBenchesScalesTheBenchesToTheRuns) {
   EXPECT_NEAR(predict_from_runs(fit, 4).step.step_s, slowest_of(4) + line(kBytes, 4) + kO0, 1e-3 * two.step_s);
 }
 
+// On hosts that share one machine's cores every worker's bytes pass through those cores, so a
+// worker's push and pull grow with N (here 2 + 3 N ms), and the fit follows N where it would
+// follow (N-1)/N for hosts of their own — which, through the same two runs, falls short at 4.
+TEST(RunFit, ServersOnSharedCoresGrowTheirTransferWithTheWorkers) {
+  const auto shared_run = [](int n, int cores) {
+    FitRun run = server_run("ps-sync", n);
+    const double moved = 0.002 + 0.003 * n, rest = kR0 + kR1 * n;
+    run.pieces = {{.what = "push", .index = -1, .start_s = 0.0, .end_s = moved / 2},
+                  {.what = "wait for servers", .index = -1, .start_s = moved / 2, .end_s = moved / 2 + rest},
+                  {.what = "pull", .index = -1, .start_s = moved / 2 + rest, .end_s = moved + rest}};
+    run.step_s = slowest_of(n) + moved + rest;
+    run.measured.shared_cores = cores;
+    return run;
+  };
+  const double by_hand = 0.02875 + (0.002 + 0.003 * 4) + kR0 + kR1 * 4;
+  const RunFit shared = fit_on_runs({shared_run(2, 2), shared_run(3, 2)}, nullptr);
+  EXPECT_NEAR(predict_from_runs(shared, 4).step.step_s, by_hand, 1e-9);
+  EXPECT_NE(shared.transfer.how.find("N (the hosts shared 2 cores)"), std::string::npos) << shared.transfer.how;
+  const RunFit own = fit_on_runs({shared_run(2, 0), shared_run(3, 0)}, nullptr);
+  EXPECT_NEAR(predict_from_runs(own, 4).step.step_s, by_hand - 0.0015, 1e-9);  // 12.5 ms of push and pull, not 14
+}
+
 TEST(RunFit, RunsAtOneHostCountWithoutBenchesAreRefused) {
   try {
     fit_on_runs({allreduce_run(2), allreduce_run(2)}, nullptr);
