@@ -3,7 +3,6 @@
 #include <mpi.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -88,18 +87,9 @@ std::string mpi_allreduce_algorithms(int world, const std::vector<int64_t>& buck
     return fmt::format("chosen by {}, not known here (the rules known are Open MPI 4.1's and later's fixed ones)",
                        library.substr(0, library.find(',')));
   }
-  // Each algorithm once, with the bucket sizes it takes: "rabenseifner (236672 B, 11584 B)".
-  std::vector<std::pair<OpenMpiAllreduce, std::vector<int64_t>>> taken;
-  for (int64_t bytes : bucket_bytes) {
-    const auto floats = bytes / static_cast<int64_t>(sizeof(float));
-    const OpenMpiAllreduce algorithm = open_mpi_allreduce_choice(world, bytes, floats);
-    auto it = std::find_if(taken.begin(), taken.end(), [&](const auto& t) { return t.first == algorithm; });
-    if (it == taken.end()) it = taken.insert(taken.end(), {algorithm, {}});
-    if (std::find(it->second.begin(), it->second.end(), bytes) == it->second.end()) it->second.push_back(bytes);
-  }
-  std::vector<std::string> parts;
-  for (const auto& [algorithm, sizes] : taken) {
-    parts.push_back(fmt::format("{} ({} B)", open_mpi_allreduce_name(algorithm), fmt::join(sizes, " B, ")));
+  std::vector<std::string> parts;  // "rabenseifner (236672 B, 11584 B)"
+  for (const OpenMpiChoice& choice : open_mpi_choices(world, bucket_bytes)) {
+    parts.push_back(fmt::format("{} ({} B)", open_mpi_allreduce_name(choice.algorithm), fmt::join(choice.bucket_bytes, " B, ")));
   }
   return fmt::format("{} at {} ranks, by Open MPI's fixed rules", fmt::join(parts, ", "), world);
 }

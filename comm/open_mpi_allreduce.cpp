@@ -1,6 +1,6 @@
 #include "comm/open_mpi_allreduce.h"
 
-#include <fmt/format.h>
+#include <algorithm>
 
 namespace dtbench {
 
@@ -113,9 +113,18 @@ AllreduceSteps open_mpi_allreduce_steps(OpenMpiAllreduce algorithm, int ranks, d
   return ring_allreduce_steps(ranks, bytes);
 }
 
-std::string describe_open_mpi_choice(int ranks, int64_t bytes, int64_t count) {
-  return fmt::format("{} at {} ranks for {} B", open_mpi_allreduce_name(open_mpi_allreduce_choice(ranks, bytes, count)),
-                     ranks, bytes);
+std::vector<OpenMpiChoice> open_mpi_choices(int ranks, const std::vector<int64_t>& bucket_bytes) {
+  std::vector<OpenMpiChoice> choices;
+  for (int64_t bytes : bucket_bytes) {
+    const OpenMpiAllreduce algorithm =
+        open_mpi_allreduce_choice(ranks, bytes, bytes / static_cast<int64_t>(sizeof(float)));
+    auto it = std::find_if(choices.begin(), choices.end(), [&](const OpenMpiChoice& c) { return c.algorithm == algorithm; });
+    if (it == choices.end()) it = choices.insert(choices.end(), {.algorithm = algorithm});
+    if (std::find(it->bucket_bytes.begin(), it->bucket_bytes.end(), bytes) == it->bucket_bytes.end()) {
+      it->bucket_bytes.push_back(bytes);
+    }
+  }
+  return choices;
 }
 
 }  // namespace dtbench

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dtbench {
 
@@ -53,7 +54,12 @@ AllreduceSteps ring_allreduce_steps(int ranks, double bytes);
 // more sends to one neighbour and receives from the other, as ours.
 AllreduceSteps open_mpi_allreduce_steps(OpenMpiAllreduce algorithm, int ranks, double bytes);
 
-// "rabenseifner at 3 ranks for 26214400 B": for a report.
-std::string describe_open_mpi_choice(int ranks, int64_t bytes, int64_t count);
+// The algorithms MPI_Allreduce takes for float32 buckets of these sizes on `ranks`, each once with
+// the sizes it takes (each size once), in the buckets' order: what a report or a prediction names.
+struct OpenMpiChoice {
+  OpenMpiAllreduce algorithm = OpenMpiAllreduce::Ring;
+  std::vector<int64_t> bucket_bytes{};
+};
+std::vector<OpenMpiChoice> open_mpi_choices(int ranks, const std::vector<int64_t>& bucket_bytes);
 
 }  // namespace dtbench

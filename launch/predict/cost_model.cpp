@@ -37,7 +37,8 @@ double finish_time(double start, double cost, double backward, double stretch) {
 // layers put before it (bucket_ready), else backward's time spread over the gradient by bytes —
 // and the step waits only for what is left when backward ends. On shared cores backward's threads
 // take cores from the allreduce's TCP: 2N busy threads on C cores where the bench had N, so that
-// CPU (a rank sends and receives the schedule's wire bytes: 2(N-1)/N of the bucket on a ring) goes slower by the ratio until backward ends.
+// CPU (a rank sends and receives the schedule's wire bytes: 2(N-1)/N of the bucket on a ring) goes
+// slower by the ratio until backward ends.
 StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConstants& c, int shared_cores) {
   const double n = workers, cores = shared_cores;
   const double slowdown = cores > 0 ? std::max(1.0, 2 * n / cores) / std::max(1.0, n / cores) : 1.0;

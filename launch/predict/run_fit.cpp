@@ -78,10 +78,10 @@ std::vector<BucketSample> bucket_samples(const std::vector<FitRun>& runs) {
   return samples;
 }
 
-// Each bucket's time over the fitted line's (as the model takes it: comm_scale included), pooled over the runs: one alpha and beta for every
-// bucket leave a bucket reduced beside backward (sharing the cores) and one after it (alone) off
-// in opposite directions, and what they leave would otherwise be read as delays growing with N.
-// Empty where a run's buckets are not the workload's.
+// Each bucket's time over the fitted line's (as the model takes it, comm_scale included), pooled
+// over the runs: one alpha and beta for every bucket leave a bucket reduced beside backward
+// (sharing the cores) and one of the same size after it (alone) off in opposite directions, and
+// what they leave would otherwise be read as delays. Empty where a run's buckets are not the workload's.
 std::vector<double> fitted_bucket_shape(const std::vector<BucketSample>& samples, const NetworkConstants& c,
                                         size_t buckets) {
   std::vector<double> measured(buckets, 0.0), modelled(buckets, 0.0);
@@ -200,10 +200,10 @@ void fit_server_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fitted
   fit.notes.push_back("the rest of the round (servers' work, waits): " + fit.servers.how);
 }
 
-// MPI_Allreduce is the library's: Open MPI picks its algorithm by the ranks and the size, and on
-// 3 ranks took Rabenseifner's, 2.1-3.2 times slower than the ring on the same hosts, where on 2
-// and 4 ranks the two move alike (docs/predict.md). The fit counts each run's buckets in the steps
-// of the algorithm it took (cost_model.h's schedule); the notes say which.
+// MPI_Allreduce is the library's: Open MPI picks its algorithm by the ranks and the size (for large
+// buckets Rabenseifner's, which on 3 ranks folds one in and out: 3.2 times our ring's time there,
+// 2 on 2 and 4 ranks; docs/predict.md). The fit counts each run's buckets in the steps of the
+// algorithm it took (cost_model.h's schedule); the notes say which.
 void note_mpi_algorithms(RunFit& fit) {
   for (int n : fit.fit_workers) {
     fit.notes.push_back(fmt::format("mpi at {} ranks: Open MPI's allreduce takes {}", n,
@@ -276,17 +276,11 @@ RunFit fit_on_runs(const std::vector<FitRun>& runs, const FittedConstants* bench
 }
 
 std::string mpi_algorithms_text(const std::vector<int64_t>& bucket_bytes, int workers) {
-  std::vector<std::pair<OpenMpiAllreduce, std::vector<std::string>>> taken;  // each algorithm once, its sizes
-  for (int64_t bytes : bucket_bytes) {
-    const OpenMpiAllreduce algorithm = open_mpi_allreduce_choice(workers, bytes, bytes / 4);
-    auto it = std::find_if(taken.begin(), taken.end(), [&](const auto& t) { return t.first == algorithm; });
-    if (it == taken.end()) it = taken.insert(taken.end(), {algorithm, {}});
-    const std::string size = bytes_text(static_cast<double>(bytes));
-    if (std::find(it->second.begin(), it->second.end(), size) == it->second.end()) it->second.push_back(size);
-  }
   std::vector<std::string> parts;
-  for (const auto& [algorithm, sizes] : taken) {
-    parts.push_back(fmt::format("{} ({})", open_mpi_allreduce_name(algorithm), fmt::join(sizes, ", ")));
+  for (const OpenMpiChoice& choice : open_mpi_choices(workers, bucket_bytes)) {
+    std::vector<std::string> sizes;
+    for (int64_t bytes : choice.bucket_bytes) sizes.push_back(bytes_text(static_cast<double>(bytes)));
+    parts.push_back(fmt::format("{} ({})", open_mpi_allreduce_name(choice.algorithm), fmt::join(sizes, ", ")));
   }
   return fmt::format("{}", fmt::join(parts, ", "));
 }

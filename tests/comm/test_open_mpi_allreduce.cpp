@@ -35,7 +35,13 @@ TEST(OpenMpiAllreduceChoice, FollowsTheFixedRulesAndTheirFallBacks) {
   EXPECT_EQ(open_mpi_allreduce_choice(3, 8, 2), A::RecursiveDoubling);
   EXPECT_EQ(open_mpi_allreduce_choice(5000, 1 << 20, 2048), A::BasicLinear);
   EXPECT_EQ(open_mpi_allreduce_name(A::Rabenseifner), "rabenseifner");
-  EXPECT_EQ(describe_open_mpi_choice(3, 26'214'400, 6'553'600), "rabenseifner at 3 ranks for 26214400 B");
+  // Grouped for a report: each algorithm once, with its sizes once each, in the buckets' order.
+  const std::vector<OpenMpiChoice> choices = open_mpi_choices(3, {26'214'400, 4'096, 26'214'400, 300'000});
+  ASSERT_EQ(choices.size(), 2u);
+  EXPECT_EQ(choices[0].algorithm, A::Rabenseifner);
+  EXPECT_EQ(choices[0].bucket_bytes, (std::vector<int64_t>{26'214'400, 300'000}));
+  EXPECT_EQ(choices[1].algorithm, A::Ring);
+  EXPECT_EQ(choices[1].bucket_bytes, (std::vector<int64_t>{4'096}));
 }
 
 // One message of a round: `count` elements from `offset`, added into the receiver's or copied.
