@@ -17,6 +17,7 @@
 # of N hosts changes (the held-out validation, fit on 2 and 3 hosts, predict 4). Left out, the
 # machine's cores are split among the hosts (1, 0.67, 0.5 core at 2, 3, 4 hosts on 2 cores).
 # CLUSTER_PREFIX (default pred) names the clusters, so two validations on one machine do not meet.
+# TRAIN_SAMPLES (default 96) sizes AlexNet's and ResNet-18's epoch (192: 12, 8 and 6 steps at 2, 3, 4).
 # TRANSPORTS (default "ring mpi ps-sync ps-async ddp", ddp being PyTorch DDP, engine pytorch) narrows the runs; CLUSTER_CPUSET (a cpu list, e.g.
 # 0-1) puts every host on those cores, each still held to its quota (`cluster up --cpuset`).
 #
@@ -31,6 +32,7 @@ links=${3:-"1gbit 10gbit"}
 models=${4:-"lenet5 alexnet resnet18"}
 cores_per_host=${5:-}
 prefix=${CLUSTER_PREFIX:-pred}
+train_samples=${TRAIN_SAMPLES:-96}  # AlexNet's and ResNet-18's epoch; more steps, less noise, longer runs
 transports=${TRANSPORTS:-"ring mpi ps-sync ps-async ddp"}
 dtbench=$(realpath "${DTBENCH:-build/dtbench}")  # a copy keeps a rebuild from changing it mid-run
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -46,7 +48,7 @@ mkdir -p "$out"/{fit,runs,logs,psbench}
 # turns on the machine's two cores. Two epochs, the first a warm-up the model leaves out: 96
 # samples are 6 steps of 2 x 8, 4 of 3 x 8, 3 of 4 x 8; LeNet-5's step takes a few ms, so it gets
 # 3360 samples (40 steps of 2 x 42, 26 of 3, 20 of 4), still seconds a run.
-[ -d "$out/data" ] || "$dtbench" data synth --format cifar10 --out "$out/data" --train 96 --test 16 >/dev/null
+[ -d "$out/data" ] || "$dtbench" data synth --format cifar10 --out "$out/data" --train "$train_samples" --test 16 >/dev/null
 [ -d "$out/data-lenet5" ] || "$dtbench" data synth --format cifar10 --out "$out/data-lenet5" --train 3360 --test 16 >/dev/null
 batch_for() { if [ "$1" = lenet5 ]; then echo 42; else echo 8; fi; }
 # bench ps rounds per payload: LeNet-5's take milliseconds, and five of them are mostly noise.
