@@ -9,7 +9,6 @@
 // connection, where a ring on the same 3 ranks sends 4/3. A report says which algorithm ran; the
 // cost model (launch/predict) counts its steps, so that a fit on 2 and 3 ranks predicts 4.
 #include <cstdint>
-#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,9 +25,9 @@ enum class OpenMpiAllreduce {
 };
 
 // The algorithm Open MPI 4.1's (and 5.0's) fixed rules choose for a sum of `bytes` over `ranks`
-// (a commutative operation), including the fall-backs of the algorithms themselves: the ring and
-// Rabenseifner's need at least as many elements (`count`) as ranks (Rabenseifner's: as the largest
-// power of two not above them), else they run recursive doubling.
+// (a commutative operation), including the fall-backs of the algorithms themselves: the ring needs
+// at least as many elements (`count`) as ranks, else it runs recursive doubling; Rabenseifner's as
+// the largest power of two not above them, else the basic linear one.
 OpenMpiAllreduce open_mpi_allreduce_choice(int ranks, int64_t bytes, int64_t count);
 
 std::string_view open_mpi_allreduce_name(OpenMpiAllreduce algorithm);
