@@ -8,6 +8,7 @@
 
 #include "core/models/models.h"
 #include "core/util/error.h"
+#include "launch/report/run_context.h"
 #include "launch/report/run_record.h"
 
 namespace dtbench {
@@ -128,18 +129,6 @@ GradientBuckets gradient_buckets(const std::string& model, const std::vector<int
   return out;
 }
 
-namespace {
-
-// Whole cores of their own (one or more a host, not taking turns) or the machine's, shared.
-int shared_machine_cores(const nlohmann::json& report) {
-  const auto cluster = report.value(nlohmann::json::json_pointer("/network/cluster"), nlohmann::json());
-  if (!cluster.is_object()) return 0;
-  const bool own = cluster.value("cores_per_host", 0.0) >= 1 && !cluster.value("time_sliced", true);
-  return own ? 0 : report.value(nlohmann::json::json_pointer("/provenance/cores"), 0);
-}
-
-}  // namespace
-
 MeasuredRun load_measured_run(const std::filesystem::path& run_dir) {
   const RunRecord record = load_run(run_dir);  // InputError naming the file when it is unusable
   if (record.epochs.empty()) fail_input("{}: no completed epoch to take the compute phases from", record.path.string());
@@ -171,7 +160,8 @@ MeasuredRun load_measured_run(const std::filesystem::path& run_dir) {
   run.measured_step_s = phases[kStepIndex];
   run.servers = load_server_costs(run_dir);
   run.link = report.value(nlohmann::json::json_pointer("/network/cluster/link"), std::string());
-  run.shared_cores = shared_machine_cores(report);
+  // Hosts on a fraction of a core, or more than the machine has: every byte crosses its cores.
+  if (const RunContext context = run_context(report); context.hosts_share_cores()) run.shared_cores = context.cores;
   run.comm_pieces = comm_pieces(report.at("epochs"), first, record.path);
   run.ready_from_macs = run.workload.bucket_ready;
   // Backward's real shape beats multiply-adds standing in for it, at any worker count: when each

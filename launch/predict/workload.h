@@ -46,7 +46,8 @@ struct MeasuredRun {
   std::optional<ServerCosts> servers{};  // parameter-server runs whose server files are present
   std::string link{};  // the emulated cluster's link rate ("1gbit"); empty where the run names none
   // The machine's cores, where the run's emulated hosts shared them (a fraction of a core each, or
-  // taking turns): every byte any host moves then passes through those cores. 0: hosts of their own.
+  // taking turns: RunContext::hosts_share_cores): every byte any host moves passes through those
+  // cores. 0: hosts of their own.
   int shared_cores = 0;
   std::vector<MeasuredPiece> comm_pieces{};  // empty for a run that recorded none (older, or one worker)
   // workload.bucket_ready came from the run's own bucket timings (else from multiply-adds), and

@@ -148,6 +148,22 @@ class PredictRunCheck : public testing::TempDirTest {
 // the step ended 0.5 ms after it: 2.5 ms exposed. Carried to the run's comm (x 0.75, and the
 // step's end as the run had it): compute + 5 + 3 - 6 + 0.5; the bench alone: compute + 5 + 4 - 6.
 // The bucket's ready time is the run's, not the multiply-adds'.
+// Whether a run's emulated hosts shared the machine's cores, as its report says: whole cores each
+// (the hand's run) none; half a core each, or hosts time-sliced on fewer cores, the machine's.
+TEST_F(PredictRunCheck, ARunsHostsShareTheMachinesCoresWhereItsReportSaysSo) {
+  write_run("ps-sync", 1 * kMs, nlohmann::json::array());
+  EXPECT_EQ(load_measured_run(run_).shared_cores, 0);
+  const int cores = read_json(run_ / "report.json")["provenance"]["cores"].get<int>();
+  ASSERT_GT(cores, 0);
+  for (const auto& [host_cores, sliced] : {std::pair{0.5, false}, std::pair{1.0, true}}) {
+    nlohmann::json report = read_json(run_ / "report.json");
+    report["network"]["cluster"]["cores_per_host"] = host_cores;
+    report["network"]["cluster"]["time_sliced"] = sliced;
+    std::ofstream(run_ / "report.json") << report.dump(2);
+    EXPECT_EQ(load_measured_run(run_).shared_cores, cores) << host_cores << (sliced ? " time-sliced" : "");
+  }
+}
+
 TEST_F(PredictRunCheck, RingAtItsOwnNReproducesTheRunAndTheBenchAloneIsOffByTheBucket) {
   write_run("ring", 2.5 * kMs, nlohmann::json::array({piece("allreduce bucket", 0, gradient_, 5 * kMs, 5 * kMs, 8 * kMs)}));
 
