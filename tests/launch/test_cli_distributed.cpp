@@ -95,6 +95,16 @@ TEST_F(Distributed, RingAndMpiWithFourRanksMatchOneRankWithTheGlobalBatch) {
   }
 }
 
+// An algorithm forced through coll/tuned's variables (as `--mca` or the environment set them) is
+// what the report names, not the fixed rules' choice.
+TEST_F(Distributed, AnMpiRunNamesTheAllreduceAlgorithmForcedOnTheLibrary) {
+  const Outcome run = shell("OMPI_MCA_coll_tuned_use_dynamic_rules=1 OMPI_MCA_coll_tuned_allreduce_algorithm=4 " +
+                            mpirun(2) + common("forced") + " --set steps=2 --set batch=16 --set transport=mpi");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto report = read_json(only_child(root_ / "forced") / "report.json");
+  EXPECT_EQ(report["transport_summary"]["mpi_algorithm"], "algorithm ring as forced (coll_tuned_allreduce_algorithm)");
+}
+
 // On one host the ring takes shared memory unless told otherwise, and ends bit for bit where the
 // message ring ends (the same additions in the same order), buckets reduced during backward included.
 TEST_F(Distributed, TheRingOverSharedMemoryEndsWithTheMessageRingsWeightsBitForBit) {
