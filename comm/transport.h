@@ -30,6 +30,10 @@ class Transport : public GradientSync {
   // After start(): this worker's steady clock against the clock every worker of the run measured
   // itself against, so their timelines can be merged. None for a transport that measured nothing.
   virtual std::optional<ClockAlignment> clock_alignment() const { return std::nullopt; }
+  // The run is ending, failed, for `reason`: tell whatever outlives this worker (parameter servers)
+  // at once, so that it ends too instead of waiting out its timeouts. Best effort, bounded in
+  // time, never throws: the failure is already on its way to the user.
+  virtual void abandon(const std::string& reason) noexcept { (void)reason; }
 
  protected:
   // GradientSync::start and stop, the transport's own part: the arena's values are on the host

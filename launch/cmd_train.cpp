@@ -195,12 +195,19 @@ std::string create_run_directory(const Blueprint& bp, const TrainOptions& option
                                   : RunDirectory::create(bp.output, run_name(bp)).path().string();
 }
 
-// While it lives, a failure anywhere in the job (this rank's, or one another rank announces) writes
-// this rank's report as failed before the job ends (allreduce/job_failure.h).
+// A failed run's last words: this rank's report says so, and whatever outlives the worker (its
+// parameter servers) hears of it at once rather than after its timeouts.
+void say_failed(RunReports& reports, Transport& transport, const std::string& reason) {
+  reports.finish("failed", reason);
+  transport.abandon(reason);
+}
+
+// While it lives, a failure anywhere in the job (this rank's, or one another rank announces) says
+// so before the job ends (allreduce/job_failure.h).
 class LastWords {
  public:
-  explicit LastWords(RunReports& reports) {
-    set_last_words([&reports](const std::string& reason) { reports.finish("failed", reason); });
+  LastWords(RunReports& reports, Transport& transport) {
+    set_last_words([&reports, &transport](const std::string& reason) { say_failed(reports, transport, reason); });
   }
   ~LastWords() { set_last_words({}); }
   LastWords(const LastWords&) = delete;
@@ -375,7 +382,7 @@ void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& w
   RunSummary summary = start_summary(bp, worker, s.data, *s.model);
   ResourceSampler sampler;  // CPU, memory (and GPU) once a second until the run ends
   RunReports reports(summary, sampler, *s.transport);
-  const LastWords last_words(reports);
+  const LastWords last_words(reports, *s.transport);
   try {
     // Rank 0 writes its report before the others learn the directory, so that a rank lost now
     // still leaves a report saying so.
@@ -398,7 +405,7 @@ void train_as_worker(const Blueprint& bp, const TrainOptions& options, Worker& w
   } catch (const std::exception& error) {
     // Several ranks: the job ends here, while the last words can still write this rank's report.
     if (worker.mpi && worker.world() > 1) end_distributed_run(error, worker, bp.comm.timeout_s);
-    reports.finish("failed", failure_reason(error));
+    say_failed(reports, *s.transport, failure_reason(error));
     throw;
   }
   reports.finish("complete", "");

@@ -95,7 +95,7 @@ ParameterServer::ParameterServer(const ParamArena& arena, const OptimizerConfig&
                      .max_message_bytes = options_.max_message_bytes,
                      .stats_json = [this] { return stats_json().dump(2); },
                      .checkpoint = [this] { return checkpoint_now(); },
-                     .shutdown = [this](int worker) { return on_shutdown(worker); }};
+                     .shutdown = [this](int worker, const std::string& failure) { return on_shutdown(worker, failure); }};
   service_ = std::make_unique<PsService>(std::move(parts));
   start_serving();
   spdlog::info("parameter server shard {}/{} ({} mode, {} workers) on {}: {} keys, {} floats, version {}",
@@ -199,7 +199,15 @@ CheckpointHeader ParameterServer::checkpoint_header() const {
   return header;
 }
 
-bool ParameterServer::on_shutdown(int worker) {
+bool ParameterServer::on_shutdown(int worker, const std::string& failure) {
+  if (!failure.empty()) {
+    // A worker's reason, in this server's log and report: bounded, whatever the caller sent.
+    constexpr size_t kLongest = 512;
+    const std::string reason = failure.size() > kLongest ? failure.substr(0, kLongest) + " [...]" : failure;
+    fail(worker >= 0 ? fmt::format("shard {}: worker {} failed: {}", options_.shard, worker, reason)
+                     : fmt::format("shard {}: the run failed: {}", options_.shard, reason));
+    return true;
+  }
   bool stopping = worker < 0;
   if (worker >= 0) {
     updater_->worker_done(worker);
@@ -247,11 +255,17 @@ void ParameterServer::stop() {
   stop_requested_cv_.notify_all();
   if (idle_watch_.joinable()) idle_watch_.join();
   // Pending pushes first (their calls then finish), then the server, which waits for its calls.
-  updater_->stop("the server is shutting down");
+  const std::string failed = failure();
+  // A failed run's pending pushes are aborted with the reason: a retry cannot help them.
+  if (failed.empty()) {
+    updater_->stop("the server is shutting down");
+  } else {
+    updater_->stop(failed, PushCode::Aborted);
+  }
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server_->Wait();
   if (trace_) trace_->finish();  // the update thread, its only writer, has stopped
-  write_stats(failure());
+  write_stats(failed);
   if (!checkpoint_path_.empty()) {
     save_checkpoint(updater_->state());
     spdlog::info("shard {}: checkpoint at version {} -> {}", options_.shard, updater_->version(), checkpoint_path_);

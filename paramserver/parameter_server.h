@@ -3,7 +3,8 @@
 // model the server built — the same blueprint, seed and initialisation as the workers' — or from a
 // checkpoint), an optimizer from core over them, and the gRPC service in front.
 //
-// It stops on a Shutdown call (-1), once every worker has said it is done, or on stop(); stopping
+// It stops on a Shutdown call (-1), once every worker has said it is done, or on stop(); a worker
+// that fails says so (Shutdown with its failure) and the server ends at once, failed. Stopping
 // fails whatever is pending, then writes server-<shard>.json into output_dir and a last
 // checkpoint (when it has a checkpoint path). It also ends by itself, failed, when its run cannot
 // go on: a sync step aborted because a worker did not push in time, or no worker heard from for
@@ -96,7 +97,7 @@ class ParameterServer {
   ShardState initial_state(const ParamArena& arena);
   CheckpointHeader checkpoint_header() const;
   void save_checkpoint(const ShardState& state);
-  bool on_shutdown(int worker);
+  bool on_shutdown(int worker, const std::string& failure);
   // server-<shard>.json, "stopped", or "failed" with the reason when `failure` says one.
   void write_stats(const std::string& failure);
 

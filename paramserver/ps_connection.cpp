@@ -383,6 +383,17 @@ bool PsConnection::answers_within(double seconds) {
   return stub_->Stats(&context, ps::StatsRequest(), &reply).ok();
 }
 
+grpc::Status PsConnection::report_failure(int worker, const std::string& reason, double seconds) {
+  grpc::ClientContext context;
+  set_deadline(context, seconds);
+  attach_token(context, options_.security.auth_token);
+  ps::ShutdownRequest request;
+  request.set_worker(worker);
+  request.set_failure(reason.empty() ? std::string("no reason given") : reason);
+  ps::ShutdownReply reply;
+  return stub_->Shutdown(&context, request, &reply);
+}
+
 ps::CheckpointReply PsConnection::checkpoint() {
   ps::CheckpointReply reply;
   call("checkpoint", options_.call_timeout_seconds, false,

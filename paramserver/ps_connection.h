@@ -80,6 +80,9 @@ class PsConnection {
   bool answers_within(double seconds);
   ps::CheckpointReply checkpoint();
   bool shutdown(int worker);
+  // Tells the server this worker failed for `reason`, so that it ends the run at once: one call
+  // within `seconds`, no retry, never cancelled by a stop (the failure may be the stop itself).
+  grpc::Status report_failure(int worker, const std::string& reason, double seconds);
   void publish(const std::string& run_id, const std::string& name, const std::string& value);
   // The value published under `name`, if any. With `wait_seconds` > 0 the server holds the call
   // until it is published or that time has passed (then nullopt).

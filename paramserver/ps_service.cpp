@@ -246,7 +246,7 @@ grpc::ServerUnaryReactor* PsService::Shutdown(grpc::CallbackServerContext* conte
                             fmt::format("worker id {} is out of range: this run has workers 0..{} (-1: stop now)",
                                         request->worker(), parts_.roster->worker_count() - 1)});
   }
-  reply->set_stopping(parts_.shutdown(request->worker()));
+  reply->set_stopping(parts_.shutdown(request->worker(), request->failure()));
   return finish(context, grpc::Status::OK);
 }
 

@@ -33,8 +33,9 @@ struct ServiceParts {
   std::function<std::string()> stats_json;
   // Writes a checkpoint now and returns its path (throws when it cannot).
   std::function<std::string()> checkpoint;
-  // worker >= 0: that worker is done; -1: stop now. Returns whether the server is stopping.
-  std::function<bool(int worker)> shutdown;
+  // worker >= 0: that worker is done, or failed for `failure` when it is not empty; -1: stop now.
+  // Returns whether the server is stopping.
+  std::function<bool(int worker, const std::string& failure)> shutdown;
 };
 
 // The generated CallbackService with Push, Pull, PushPull and PushPullOne raw (PushPull has the same

@@ -18,9 +18,9 @@ namespace {
 // How long a roll call of the servers waits, after a failure: far beyond a round trip, and short
 // beside the second mpirun allows a stopped rank before SIGKILL.
 constexpr double kRollCallSeconds = 0.5;
-}  // namespace
-
-namespace {
+// How long a worker that failed gives each server to hear of it: far beyond a round trip, and the
+// failure report is the last thing the worker does.
+constexpr double kFailureReportSeconds = 1.0;
 
 using Clock = std::chrono::steady_clock;
 
@@ -209,6 +209,27 @@ void PsTransport::end(Model& model) {
     }
     return 0;
   });
+}
+
+void PsTransport::abandon(const std::string& reason) noexcept {
+  if (client_ == nullptr) return;
+  try {
+    client_->for_each_shard([&](int shard) {
+      PsConnection& connection = client_->connection(shard);
+      const grpc::Status status = connection.report_failure(options_.rank, reason, kFailureReportSeconds);
+      if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+        // Most often the server ended first, for the failure this worker is ending for.
+        spdlog::info("worker {}: {} is gone; it need not hear of this worker's failure", options_.rank,
+                     connection.address());
+      } else if (!status.ok()) {
+        spdlog::warn("worker {}: could not tell {} that this worker failed: {}", options_.rank,
+                     connection.address(), status.error_message());
+      }
+      return 0;
+    });
+  } catch (const std::exception& error) {
+    spdlog::warn("worker {}: telling the servers of the failure: {}", options_.rank, error.what());
+  }
 }
 
 nlohmann::json PsTransport::summary() const {

@@ -64,6 +64,8 @@ class PsTransport final : public Transport {
   std::string name() const override { return std::string(options_.mode == PsMode::Sync ? kPsSyncTransport : kPsAsyncTransport); }
   nlohmann::json summary() const override;
   std::optional<ClockAlignment> clock_alignment() const override { return clock_; }
+  // Every server hears of the failure (ShutdownRequest.failure) and ends the run at once.
+  void abandon(const std::string& reason) noexcept override;
 
   // The version of each shard's weights now in the arena.
   const std::vector<int64_t>& versions() const { return versions_; }

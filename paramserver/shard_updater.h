@@ -137,8 +137,9 @@ class ShardUpdater {
   ShardState state() const;
   int64_t version() const;
   nlohmann::json stats_json() const;
-  // Fails whatever is pending or queued with UNAVAILABLE and joins the update thread. Idempotent.
-  void stop(const std::string& reason);
+  // Fails whatever is pending or queued with `code` (UNAVAILABLE: the shard is going, a worker may
+  // try again; ABORTED: the run failed, no retry can help) and joins the update thread. Idempotent.
+  void stop(const std::string& reason, PushCode code = PushCode::Unavailable);
 
  private:
   struct Event {
@@ -203,6 +204,7 @@ class ShardUpdater {
   std::deque<Event> queue_;
   bool stopping_ = false;
   std::string stop_reason_;
+  PushCode stop_code_ = PushCode::Unavailable;
 
   // Held by whoever handles events (the update thread, or a gRPC thread for a small shard);
   // guards the state below. Taken before queue_mutex_ and state_mutex_, never after them.

@@ -11,6 +11,7 @@ namespace dtbench {
 void ShardUpdater::submit(Gradient gradient, PushDone done) {
   const bool small = float_count_ <= options_.inline_float_count;
   bool queued = false;
+  PushOutcome gone;
   {
     std::lock_guard lock(queue_mutex_);
     if (!stopping_) {
@@ -18,10 +19,12 @@ void ShardUpdater::submit(Gradient gradient, PushDone done) {
       queue_.push_back({std::move(gradient), worker, std::move(done)});
       queued = true;
       if (!small) queue_ready_.notify_one();
+    } else {
+      gone = refused(stop_code_, fmt::format("shard {} stopped: {}", options_.shard, stop_reason_));
     }
   }
   if (!queued) {
-    done(refused(PushCode::Unavailable, fmt::format("shard {} is shutting down", options_.shard)));
+    done(gone);
   } else if (small) {
     process_inline();
   }
@@ -58,12 +61,13 @@ void ShardUpdater::worker_done(int worker) {
   queue_ready_.notify_one();
 }
 
-void ShardUpdater::stop(const std::string& reason) {
+void ShardUpdater::stop(const std::string& reason, PushCode code) {
   {
     std::lock_guard lock(queue_mutex_);
     if (stopping_) return;
     stopping_ = true;
     stop_reason_ = reason;
+    stop_code_ = code;
   }
   queue_ready_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -91,8 +95,7 @@ void ShardUpdater::run() {
     process_then_release(events, work);
   }
   // Stopping: everything still waiting or queued is told why.
-  const PushOutcome gone = refused(PushCode::Unavailable,
-                                   fmt::format("shard {} stopped: {}", options_.shard, stop_reason_));
+  const PushOutcome gone = refused(stop_code_, fmt::format("shard {} stopped: {}", options_.shard, stop_reason_));
   std::lock_guard work(work_mutex_);  // a gRPC thread's update finishes first
   {
     std::lock_guard lock(queue_mutex_);

@@ -1,6 +1,7 @@
 // `dtbench ps` as a real process, for truth: it serves workers, stops by itself once they are all
-// done (leaving server-<shard>.json and a checkpoint to restore from), and a server killed with
-// SIGKILL fails the worker's next push with an IoError naming it, in bounded time.
+// done (leaving server-<shard>.json and a checkpoint to restore from), ends at once, failed, when a
+// worker's training fails, and a server killed with SIGKILL fails the worker's next push with an
+// IoError naming it, in bounded time.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -173,6 +174,30 @@ TEST_F(PsCommand, EndsWithAnErrorWhenNoWorkerComesWithinTheIdleTimeout) {
   const auto stats = nlohmann::json::parse(stats_file);
   EXPECT_EQ(stats["status"], "failed");
   EXPECT_NE(stats.value("error", "").find("no worker has been heard from for 1 s"), std::string::npos) << stats.dump();
+}
+
+TEST_F(PsCommand, EndsAtOnceWhenAWorkersTrainingFailsSayingWhy) {
+  // The servers own the optimizer: a learning rate no model survives makes the worker's loss NaN.
+  const std::string address = start({"--mode", "sync", "--set", "optimizer.lr=1e30", "--no-checkpoint"});
+  ASSERT_FALSE(address.empty()) << "dtbench ps did not start";
+  const auto start_time = std::chrono::steady_clock::now();
+  const std::string train =
+      fmt::format("{} train --set model=mlp --set dataset.path={} --set ps.key_kb=16 --set ps.run_id=test-run "
+                  "--set transport=ps-sync --set ps.servers={} --set ps.auth_token_file={} --set epochs=2 "
+                  "--set output={} --rank 0 --world 1 > {} 2>&1",
+                  DTBENCH_BINARY, (dir_ / "data").string(), address, (dir_ / "out" / "ps.token").string(),
+                  (dir_ / "runs").string(), (dir_ / "worker.log").string());
+  EXPECT_NE(std::system(train.c_str()), 0) << "the worker trained on with a NaN loss";
+  // The idle timeout is 300 s: the server must have been told, not have waited.
+  const int code = wait_exit(10.0 * kTimeScale);
+  EXPECT_NE(code, -1) << "the server went on serving a run whose only worker failed";
+  EXPECT_NE(code, 0);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count(), 60.0);
+  std::ifstream stats_file(dir_ / "out" / "server-0.json");
+  ASSERT_TRUE(stats_file.good());
+  const auto stats = nlohmann::json::parse(stats_file);
+  EXPECT_EQ(stats["status"], "failed");
+  EXPECT_NE(stats.value("error", "").find("worker 0 failed: diverged: loss is"), std::string::npos) << stats.dump();
 }
 
 TEST_F(PsCommand, WritesAPrivateTokenFileAndRequiresTheToken) {

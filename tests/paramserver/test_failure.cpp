@@ -1,7 +1,9 @@
 // Failures end in bounded time with errors that say who and where: a worker that stops in sync
-// mode fails the others' step after the server's timeout, naming it; a server that is gone fails
-// the worker's next call after a few retries, naming the server.
+// mode fails the others' step after the server's timeout, naming it; a worker that fails says so
+// and ends the run at once, with its reason; a server that is gone fails the worker's next call
+// after a few retries, naming the server.
 #include <chrono>
+#include <thread>
 
 #include "core/util/clock.h"
 #include "ps_fixture.h"
@@ -47,6 +49,60 @@ TEST_F(PsTest, AWorkerThatStopsFailsTheOthersStepWithinTheTimeout) {
   for (auto& server : servers.servers) {
     EXPECT_EQ(server->version(), 1) << "the failed step must not be applied";
     EXPECT_EQ(server->stats_json()["updates"]["steps_failed"], 1);
+  }
+}
+
+TEST_F(PsTest, AWorkerThatFailsEndsTheRunAtOnceWithItsReason) {
+  // A timeout far beyond the test's bound: the others must learn of the failure, not wait it out.
+  constexpr double kTimeout = 30.0;
+  ServerSet servers = start_servers(2, 2, PsMode::Sync, sgd_momentum(), [](ParameterServerOptions& o) {
+    o.timeout_seconds = kTimeout;
+    o.idle_timeout_seconds = kTimeout;
+  });
+  // As `dtbench ps` does: wait until a server is asked to stop, then stop it.
+  std::vector<std::thread> stoppers;
+  for (auto& server : servers.servers) {
+    stoppers.emplace_back([&server] {
+      if (server->wait_for(2 * kTimeout)) server->stop();
+    });
+  }
+  double failed_after = -1.0;
+  const auto errors = run_workers(2, [&](int rank) {
+    auto model = small_model();
+    PsTransportOptions options = transport_options(servers, PsMode::Sync, rank, 2);
+    options.timeout_seconds = kTimeout;
+    PsTransport transport(options);
+    transport.start(*model);
+    if (rank == 1) {
+      // Once worker 0's push is on every server, waiting for this worker's.
+      const auto deadline = Clock::now() + std::chrono::seconds(10);
+      for (auto& server : servers.servers) {
+        while (server->stats_json()["traffic"]["push_calls"].get<int64_t>() < 1 && Clock::now() < deadline) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+      }
+      transport.abandon("diverged: loss is NaN at step 0");
+      return;
+    }
+    compute_gradients(*model, make_batch(rank, 4));
+    const auto start = Clock::now();
+    try {
+      transport.finish_step(*model, 0);
+    } catch (...) {
+      failed_after = seconds_since(start);
+      throw;
+    }
+  });
+  for (auto& stopper : stoppers) stopper.join();
+  EXPECT_EQ(errors[1], "");
+  EXPECT_NE(errors[0].find("ABORTED"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("worker 1 failed: diverged: loss is NaN at step 0"), std::string::npos) << errors[0];
+  EXPECT_GE(failed_after, 0.0);
+  EXPECT_LT(failed_after, 5.0 * kTimeScale) << "the worker waited for the step's timeout";
+  for (auto& server : servers.servers) {
+    EXPECT_NE(server->failure().find("worker 1 failed: diverged: loss is NaN"), std::string::npos)
+        << server->failure();
+    EXPECT_EQ(server->version(), 0) << "the failed step must not be applied";
   }
 }
 
