@@ -7,6 +7,7 @@
 #include <grpcpp/server_builder.h>
 #include <spdlog/spdlog.h>
 
+#include "core/optim/optimizer_settings.h"
 #include "core/util/clock.h"
 #include "core/util/error.h"
 #include "paramserver/memory_reuse.h"
@@ -86,6 +87,7 @@ ParameterServer::ParameterServer(const ParamArena& arena, const OptimizerConfig&
   ServiceParts parts{.shard = options_.shard,
                      .shard_count = shards,
                      .mode = options_.mode,
+                     .optimizer = optimizer_settings(optimizer),
                      .index = &index_,
                      .updater = updater_.get(),
                      .roster = &roster_,

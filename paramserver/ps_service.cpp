@@ -191,6 +191,7 @@ grpc::ServerUnaryReactor* PsService::Register(grpc::CallbackServerContext* conte
   }
   reply->set_float_count(parts_.index->float_count);
   reply->set_run_id(parts_.roster->run_id());
+  reply->set_optimizer(parts_.optimizer);
   return finish(context, grpc::Status::OK);
 }
 

@@ -23,6 +23,7 @@ struct ServiceParts {
   int shard = 0;
   int shard_count = 1;
   PsMode mode = PsMode::Sync;
+  std::string optimizer;  // optimizer_settings of the shard's optimizer, for RegisterReply
   const KeyIndex* index = nullptr;  // this shard's keys, located in the shard's own block
   ShardUpdater* updater = nullptr;
   WorkerRoster* roster = nullptr;

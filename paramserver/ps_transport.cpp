@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/device/device.h"
+#include "core/optim/optimizer_settings.h"
 #include "core/util/clock.h"
 #include "core/util/error.h"
 #include "paramserver/server_clock.h"
@@ -58,9 +59,17 @@ void PsTransport::begin(Model& model) {
   const auto replies = client_->register_all();
   const ps::Mode wanted = options_.mode == PsMode::Sync ? ps::SYNC : ps::ASYNC;
   for (const auto& reply : replies) {
+    const std::string& address = client_->connection(reply.shard()).address();
     if (reply.mode() != wanted) {
-      fail_input("parameter server {} runs in {} mode but this worker's transport is {}",
-                 client_->connection(reply.shard()).address(), reply.mode() == ps::SYNC ? "sync" : "async", name());
+      fail_input("parameter server {} runs in {} mode but this worker's transport is {}", address,
+                 reply.mode() == ps::SYNC ? "sync" : "async", name());
+    }
+    // The servers update: a learning rate set on the workers alone would be silently ignored.
+    if (!options_.optimizer.empty() && reply.optimizer() != options_.optimizer) {
+      fail_input("parameter server {} updates with another optimizer than this worker's blueprint asks for ({}): "
+                 "the servers apply the updates, so start them with the workers' blueprint (dtbench ps --config, "
+                 "--set) or set the same optimizer here",
+                 address, optimizer_settings_difference(reply.optimizer(), "on the server", options_.optimizer, "here"));
     }
   }
   clock_ = align_with_server(client_->connection(0));

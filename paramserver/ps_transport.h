@@ -51,6 +51,9 @@ struct PsTransportOptions {
   // comm.overlap: both must be on); otherwise every shard at once after backward.
   int64_t bucket_bytes = 0;
   bool overlap = false;
+  // The optimizer this worker's blueprint asks for (optimizer_settings); the servers, which apply
+  // the updates, must run the same one. Empty: not checked (a benchmark's workers ask for none).
+  std::string optimizer;
 };
 
 // What a worker of `world` with this rank connects to the servers with.

@@ -2,6 +2,7 @@
 
 #include "comm/registry.h"
 #include "comm/transport_catalogue.h"
+#include "core/optim/optimizer_settings.h"
 #include "core/util/error.h"
 #include "paramserver/ps_channel.h"
 
@@ -9,9 +10,10 @@ namespace dtbench {
 
 void register_ps_transports(const PsTransportOptions& options) {
   for (PsMode mode : {PsMode::Sync, PsMode::Async}) {
-    register_transport(std::string(mode == PsMode::Sync ? kPsSyncTransport : kPsAsyncTransport), [options, mode](const TransportContext&) {
+    register_transport(std::string(mode == PsMode::Sync ? kPsSyncTransport : kPsAsyncTransport), [options, mode](const TransportContext& context) {
       PsTransportOptions chosen = options;
       chosen.mode = mode;
+      chosen.optimizer = optimizer_settings(context.optimizer);
       return std::unique_ptr<Transport>(std::make_unique<PsTransport>(chosen));
     });
   }

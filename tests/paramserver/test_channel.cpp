@@ -114,7 +114,8 @@ TEST_F(PsTest, RegistryBuildsBothTransports) {
   ServerSet servers = start_servers(1, 1, PsMode::Async, sgd_momentum());
   register_ps_transports(transport_options(servers, PsMode::Sync, 0, 1));
   EXPECT_EQ(make_transport("ps-sync", {})->name(), "ps-sync");
-  auto transport = make_transport("ps-async", {});
+  // The blueprint's optimizer goes with it: the servers' own (another is refused, test_failure.cpp).
+  auto transport = make_transport("ps-async", {.optimizer = sgd_momentum()});
   EXPECT_EQ(transport->name(), "ps-async");
   auto model = small_model();
   transport->start(*model);

@@ -183,7 +183,7 @@ TEST_F(PsCommand, EndsAtOnceWhenAWorkersTrainingFailsSayingWhy) {
   const auto start_time = std::chrono::steady_clock::now();
   const std::string train =
       fmt::format("{} train --set model=mlp --set dataset.path={} --set ps.key_kb=16 --set ps.run_id=test-run "
-                  "--set transport=ps-sync --set ps.servers={} --set ps.auth_token_file={} --set epochs=2 "
+                  "--set transport=ps-sync --set ps.servers={} --set ps.auth_token_file={} --set epochs=2 --set optimizer.lr=1e30 "
                   "--set output={} --rank 0 --world 1 > {} 2>&1",
                   DTBENCH_BINARY, (dir_ / "data").string(), address, (dir_ / "out" / "ps.token").string(),
                   (dir_ / "runs").string(), (dir_ / "worker.log").string());

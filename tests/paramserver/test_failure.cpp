@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/optim/optimizer_settings.h"
 #include "core/util/clock.h"
 #include "ps_fixture.h"
 
@@ -104,6 +105,27 @@ TEST_F(PsTest, AWorkerThatFailsEndsTheRunAtOnceWithItsReason) {
         << server->failure();
     EXPECT_EQ(server->version(), 0) << "the failed step must not be applied";
   }
+}
+
+TEST_F(PsTest, AWorkerWhoseBlueprintAsksForAnotherOptimizerIsRefusedNamingTheDifference) {
+  ServerSet servers = start_servers(2, 1, PsMode::Sync, sgd_momentum());
+  auto model = small_model();
+  PsTransportOptions options = transport_options(servers, PsMode::Sync, 0, 1);
+  OptimizerConfig wanted = sgd_momentum();
+  wanted.learning_rate = 0.5f;  // the servers apply the updates: this would be silently ignored
+  options.optimizer = optimizer_settings(wanted);
+  try {
+    PsTransport transport(options);
+    transport.start(*model);
+    FAIL() << "a worker asking for another learning rate than its servers' was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("optimizer.lr 0.05 on the server, 0.5 here"), std::string::npos)
+        << error.what();
+    EXPECT_NE(std::string(error.what()).find("parameter server 127.0.0.1:"), std::string::npos) << error.what();
+  }
+  options.optimizer = optimizer_settings(sgd_momentum());
+  PsTransport transport(options);
+  EXPECT_NO_THROW(transport.start(*model)) << "the servers' own optimizer was refused";
 }
 
 TEST_F(PsTest, WhenConfiguredAMissingWorkerIsDroppedAndTheOthersGoOn) {
