@@ -29,6 +29,7 @@ class WaitingFetch final : public grpc::ServerUnaryReactor, public ControlWaiter
   static grpc::ServerUnaryReactor* start(ControlStore& store, const std::string& name, bool erase,
                                          ps::FetchReply* reply) {
     auto* fetch = new WaitingFetch(store, reply);  // deleted in OnDone, after Finish
+    DTB_TSAN_RELEASE(fetch);  // OnCancel and OnDone, on gRPC's threads, see it built
     if (auto value = store.fetch_or_wait(name, erase, fetch)) fetch->deliver(std::move(*value));
     return fetch;
   }
@@ -39,9 +40,13 @@ class WaitingFetch final : public grpc::ServerUnaryReactor, public ControlWaiter
     Finish(grpc::Status::OK);
   }
   void OnCancel() override {
+    DTB_TSAN_ACQUIRE(this);
     if (store_.forget(this)) Finish(grpc::Status::CANCELLED);
   }
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    DTB_TSAN_ACQUIRE(this);
+    delete this;
+  }
 
  private:
   WaitingFetch(ControlStore& store, ps::FetchReply* reply) : store_(store), reply_(reply) {}

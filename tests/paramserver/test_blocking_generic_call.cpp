@@ -17,6 +17,7 @@
 
 #include "paramserver/blocking_generic_call.h"
 #include "paramserver/ps.pb.h"
+#include "paramserver/tsan_annotations.h"
 
 namespace dtbench {
 namespace {
@@ -29,6 +30,7 @@ constexpr const char* kSilent = "/test.Generic/Silent";  // reads, never answers
 class ServerReactor final : public grpc::ServerGenericBidiReactor {
  public:
   explicit ServerReactor(const std::string& method) : echo_(method == kEcho) {
+    DTB_TSAN_RELEASE(this);  // the callbacks, on gRPC's threads, see the reactor built
     if (echo_ || method == kSilent) {
       StartRead(&message_);
     } else {
@@ -36,6 +38,7 @@ class ServerReactor final : public grpc::ServerGenericBidiReactor {
     }
   }
   void OnReadDone(bool ok) override {
+    DTB_TSAN_ACQUIRE(this);
     if (!ok) {
       if (echo_) finish(grpc::Status::OK);
       return;  // silent: the cancel finishes it
@@ -44,10 +47,17 @@ class ServerReactor final : public grpc::ServerGenericBidiReactor {
     StartRead(&message_);
   }
   void OnWriteDone(bool ok) override {
+    DTB_TSAN_ACQUIRE(this);
     if (ok) StartRead(&message_);
   }
-  void OnCancel() override { finish(grpc::Status::CANCELLED); }
-  void OnDone() override { delete this; }
+  void OnCancel() override {
+    DTB_TSAN_ACQUIRE(this);
+    finish(grpc::Status::CANCELLED);
+  }
+  void OnDone() override {
+    DTB_TSAN_ACQUIRE(this);
+    delete this;
+  }
 
  private:
   // A cancel may come while the reads end: the call is finished once.
