@@ -195,11 +195,11 @@ std::string create_run_directory(const Blueprint& bp, const TrainOptions& option
                                   : RunDirectory::create(bp.output, run_name(bp)).path().string();
 }
 
-// A failed run's last words: this rank's report says so, and whatever outlives the worker (its
-// parameter servers) hears of it at once rather than after its timeouts.
+// A failed run's last words: whatever outlives the worker (its parameter servers) hears of it at
+// once rather than after its timeouts (first: that never throws), and this rank's report says so.
 void say_failed(RunReports& reports, Transport& transport, const std::string& reason) {
-  reports.finish("failed", reason);
   transport.abandon(reason);
+  reports.finish("failed", reason);
 }
 
 // While it lives, a failure anywhere in the job (this rank's, or one another rank announces) says
