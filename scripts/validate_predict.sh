@@ -18,11 +18,14 @@
 # machine's cores are split among the hosts (1, 0.67, 0.5 core at 2, 3, 4 hosts on 2 cores).
 # CLUSTER_PREFIX (default pred) names the clusters, so two validations on one machine do not meet.
 # TRAIN_SAMPLES (default 96) sizes AlexNet's and ResNet-18's epoch (192: 12, 8 and 6 steps at 2, 3, 4).
+# REPEATS (default 1) trains every run that many times on the same cluster, one after another
+# (runs/MODEL-TRANSPORT-H-LINK, then ...-r2, ...): the compare script fits on every repeat and sets
+# each prediction against their mean, beside how far the repeats lie apart.
 # TRANSPORTS (default "ring mpi ps-sync ps-async ddp", ddp being PyTorch DDP, engine pytorch) narrows the runs; CLUSTER_CPUSET (a cpu list, e.g.
 # 0-1) puts every host on those cores, each still held to its quota (`cluster up --cpuset`).
 #
 # Layout of OUT: fit/ar-H-LINK.json, fit/ps-H-LINK.json, fit/psworld-{sync,async}-H-LINK.json (bench
-# outputs), runs/MODEL-TRANSPORT-H-LINK/
+# outputs), runs/MODEL-TRANSPORT-H-LINK[-rK]/
 # (run directories), logs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -142,8 +145,9 @@ bench_ps_world() {  # dir hosts link mode file
   merge_rows "$5" "${rows[@]}"
 }
 
-train_run() {  # dir hosts link model transport
-  local run="$out/runs/$4-$5-$2-$3" log="$out/logs/$4-$5-$2-$3.log" servers="" token="$out/psbench/token"
+train_run() {  # dir hosts link model transport repeat
+  local name="$4-$5-$2-$3${6:+-r$6}"
+  local run="$out/runs/$name" log="$out/logs/$name.log" servers="" token="$out/psbench/token"
   [ -f "$run/report.json" ] && return 0
   rm -rf "$run"
   local common=(--config "configs/study/$4-cifar10.yaml" --set "dataset.path=$(data_for "$4")" --set dataset.augment=false --set "batch=$(batch_for "$4")"
@@ -181,10 +185,14 @@ for hosts in $hosts_list; do
       file="$out/fit/psworld-$mode-$hosts-$link.json"
       [ -f "$file" ] || bench_ps_world "$dir" "$hosts" "$link" "$mode" "$file"
     done
-    for model in $models; do
-      for transport in $transports; do
-        train_run "$dir" "$hosts" "$link" "$model" "$transport"
-        echo "$(date -u +%T)   $model $transport done"
+    for ((repeat = 1; repeat <= ${REPEATS:-1}; repeat++)); do
+      suffix=""  # the first run of each is named as without repeats
+      if ((repeat > 1)); then suffix=$repeat; fi
+      for model in $models; do
+        for transport in $transports; do
+          train_run "$dir" "$hosts" "$link" "$model" "$transport" "$suffix"
+          echo "$(date -u +%T)   $model $transport done${REPEATS:+ (repeat $repeat)}"
+        done
       done
     done
     cleanup

@@ -9,7 +9,8 @@ step (epochs after the first). Beside it, where the validation measured other ho
 error held out: the same run predicted from the constants fitted at every other host count alone
 (fit on 2 and 3 hosts, predict 4), as a user predicting a cluster larger than theirs would. Prints
 one row per run, then the median absolute error and the worst case per transport and over all, at
-the measured N and held out; writes OUT/validation.csv.
+the measured N and held out; writes OUT/validation.csv. Repeats of a run (MODEL-TRANSPORT-HOSTS-LINK-rK,
+validate_predict.sh's REPEATS) are rows of their own here.
 
 At the measured N the prediction of the run's own transport is carried to the rate its
 communication had inside the run (`predict`'s calibration, from the run's per-bucket timings): its
@@ -22,7 +23,10 @@ runs of the same model, transport and link at smaller host counts alone -- fit o
 nothing of the predicted cluster but its worker count. Beside it, "before": today's model on the
 same pairs (the benches of the smaller clusters, `--no-calibrate`, but the predicted run's own
 compute, bucket readiness, straggler waits and server costs). Prints median and worst per
-transport of both, and writes OUT/held-out.csv.
+transport of both, and writes OUT/held-out.csv. Where runs were repeated, the fit takes every repeat
+at the smaller host counts, each prediction is set against the mean of the predicted run's repeats,
+and beside it stands how far those repeats lie apart ((slowest - fastest) / mean): a prediction
+cannot be judged finer than the runs it predicts repeat.
 
     scripts/validate_predict_compare.py OUT [--dtbench build/dtbench]
 """
@@ -35,7 +39,8 @@ import statistics
 import subprocess
 import sys
 
-RUN_NAME = re.compile(r"^(?P<model>[a-z0-9]+)-(?P<transport>ring|mpi|ps-sync|ps-async|ddp)-(?P<hosts>\d+)-(?P<link>\w+)$")
+RUN_NAME = re.compile(r"^(?P<model>[a-z0-9]+)-(?P<transport>ring|mpi|ps-sync|ps-async|ddp)-(?P<hosts>\d+)-(?P<link>[a-z0-9]+)"
+                      r"(?:-r(?P<repeat>\d+))?$")
 
 
 def measured_step(run: pathlib.Path) -> tuple:
@@ -93,7 +98,7 @@ def fit_on_runs(dtbench: str, out: pathlib.Path, m: dict, fit_hosts: list, with_
     """The step of `m`'s run predicted from the runs of its model, transport and link at
     `fit_hosts` (and the benches of those clusters where `with_benches`), nothing of its own."""
     link = m["link"]
-    fits = [str(out / "runs" / f"{m['model']}-{m['transport']}-{h}-{link}") for h in fit_hosts]
+    fits = [str(out / "runs" / name) for h in fit_hosts for name in m["repeats"][h]]
     if with_benches:
         for hosts in fit_hosts:
             files = [out / "fit" / f"{kind}-{hosts}-{link}.json" for kind in ("ar", "ps")]
@@ -110,7 +115,9 @@ def fit_on_runs(dtbench: str, out: pathlib.Path, m: dict, fit_hosts: list, with_
 
 def held_out_rows(dtbench: str, out: pathlib.Path, runs: dict) -> list:
     """Every (fit hosts -> predicted hosts) pair of the validation that predicts: fit on 2 and 3,
-    predict 4 (runs alone); fit on the smallest, predict each larger (its run and its benches)."""
+    predict 4 (runs alone); fit on the smallest, predict each larger (its run and its benches).
+    `runs`: (model, transport, link) -> hosts -> [(run directory name, measured step s), ...], one
+    per repeat."""
     rows = []
     for (model, transport, link), by_hosts in sorted(runs.items()):
         hosts = sorted(by_hosts)
@@ -118,18 +125,22 @@ def held_out_rows(dtbench: str, out: pathlib.Path, runs: dict) -> list:
             smaller = [h for h in hosts if h < target]
             pairs = ([(smaller, False)] if len(smaller) >= 2 else []) + ([([smaller[0]], True)] if smaller else [])
             for fit_hosts, with_benches in pairs:
-                m = {"model": model, "transport": transport, "hosts": str(target), "link": link}
-                measured = by_hosts[target]
-                row = {**m, "fit_hosts": "+".join(map(str, fit_hosts)) + (" + benches" if with_benches else ""),
-                       "measured_ms": 1e3 * measured, "after_ms": None, "after_error": None,
-                       "before_ms": None, "before_error": None}
+                m = {"model": model, "transport": transport, "hosts": str(target), "link": link,
+                     "repeats": {h: sorted(name for name, _ in by_hosts[h]) for h in hosts}}
+                steps = [step for _, step in by_hosts[target]]
+                measured = statistics.mean(steps)
+                row = {**{k: v for k, v in m.items() if k != "repeats"},
+                       "fit_hosts": "+".join(map(str, fit_hosts)) + (" + benches" if with_benches else ""),
+                       "measured_ms": 1e3 * measured, "repeats": len(steps),
+                       "repeat_spread": (max(steps) - min(steps)) / measured if len(steps) > 1 else None,
+                       "after_ms": None, "after_error": None, "before_ms": None, "before_error": None}
                 try:
                     after = fit_on_runs(dtbench, out, m, fit_hosts, with_benches)
                     row.update(after_ms=1e3 * after, after_error=(after - measured) / measured)
                 except (subprocess.CalledProcessError, StopIteration) as e:
                     print(f"no fit-on-runs prediction for {model} {transport} {target} from {fit_hosts}: "
                           f"{getattr(e, 'stderr', e)}", file=sys.stderr)
-                run = out / "runs" / f"{model}-{transport}-{target}-{link}"
+                run = out / "runs" / m["repeats"][target][0]  # the first run's own compute, for "before"
                 try:
                     before, _ = predicted_step(dtbench, out, run, m, fit_hosts, False)
                     row.update(before_ms=1e3 * before, before_error=(before - measured) / measured)
@@ -142,13 +153,14 @@ def held_out_rows(dtbench: str, out: pathlib.Path, runs: dict) -> list:
 
 def print_held_out(rows: list) -> None:
     print(f"\n{'model':<9} {'transport':<9} {'hosts':>5} {'link':>7} {'fitted on':<14} {'measured ms':>12} "
-          f"{'before ms':>10} {'error':>7} {'after ms':>10} {'error':>7}")
+          f"{'repeats':>7} {'apart':>6} {'before ms':>10} {'error':>7} {'after ms':>10} {'error':>7}")
 
     def cell(ms, error):
         return f"{ms:>10.1f} {100 * error:>+6.1f}%" if ms is not None else f"{'-':>10} {'-':>7}"
     for r in rows:
+        apart = f"{100 * r['repeat_spread']:5.1f}%" if r["repeat_spread"] is not None else f"{'-':>6}"
         print(f"{r['model']:<9} {r['transport']:<9} {r['hosts']:>5} {r['link']:>7} {r['fit_hosts']:<14} "
-              f"{r['measured_ms']:>12.1f} {cell(r['before_ms'], r['before_error'])} "
+              f"{r['measured_ms']:>12.1f} {r['repeats']:>7} {apart} {cell(r['before_ms'], r['before_error'])} "
               f"{cell(r['after_ms'], r['after_error'])}")
     print("\nheld out, absolute error of the step, median / worst: before (today's model: the smaller clusters' "
           "benches, the predicted run's own compute) and after (fitted on the smaller clusters' runs)")
@@ -161,6 +173,10 @@ def print_held_out(rows: list) -> None:
             cells.append(f"{100 * statistics.median(errors):5.1f}% / {100 * max(errors):5.1f}%" if errors else "-")
         if group:
             print(f"  {name:<9} {len(group):>3} {cells[0]:>17} {cells[1]:>17}")
+    spreads = [r["repeat_spread"] for r in rows if r["repeat_spread"] is not None]
+    if spreads:
+        print(f"  the predicted runs' repeats lie {100 * statistics.median(spreads):.1f} % apart (median), "
+              f"{100 * max(spreads):.1f} % at most ((slowest - fastest) / their mean)")
 
 
 def main() -> int:
@@ -237,7 +253,9 @@ def main() -> int:
         writer.writerows(rows)
     runs = {}
     for r in rows:
-        runs.setdefault((r["model"], r["transport"], r["link"]), {})[int(r["hosts"])] = r["measured_ms"] / 1e3
+        name = f"{r['model']}-{r['transport']}-{r['hosts']}-{r['link']}" + (f"-r{r['repeat']}" if r["repeat"] else "")
+        runs.setdefault((r["model"], r["transport"], r["link"]), {}).setdefault(int(r["hosts"]), []).append(
+            (name, r["measured_ms"] / 1e3))
     held_out = held_out_rows(args.dtbench, args.out, runs)
     if held_out:
         print_held_out(held_out)
