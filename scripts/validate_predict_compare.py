@@ -44,14 +44,21 @@ RUN_NAME = re.compile(r"^(?P<model>[a-z0-9]+)-(?P<transport>ring|mpi|ps-sync|ps-
 
 
 def measured_step(run: pathlib.Path) -> tuple:
-    """The run's mean step and exposed comm per step, epochs after the first."""
+    """The run's mean step and exposed comm per step, epochs after the first, over its workers
+    (worker-RANK.json; report.json, rank 0's, where a run has none): a synchronous run's ranks step
+    together, but an asynchronous worker steps at its own pace, rank 0's one draw of them (ps-async
+    on 4 hosts: rank 0 3.62 s, the others 4.04-4.24 s), and `predict --fit` fits on every rank's."""
     report = json.loads((run / "report.json").read_text())
     if report.get("status") != "complete":
         raise ValueError(f"{run}: status {report.get('status')}")
-    epochs = report["epochs"]
-    later = epochs[1:] if len(epochs) > 1 else epochs
-    count = sum(e["steps"] for e in later)
-    return tuple(sum(e["phases"][phase]["sum_s"] for e in later) / count for phase in ("step", "comm"))
+    workers = [json.loads(f.read_text()) for f in sorted(run.glob("worker-*.json"))] or [report]
+    per_worker = []
+    for worker in workers:
+        epochs = worker["epochs"]
+        later = epochs[1:] if len(epochs) > 1 else epochs
+        count = sum(e["steps"] for e in later)
+        per_worker.append([sum(e["phases"][phase]["sum_s"] for e in later) / count for phase in ("step", "comm")])
+    return tuple(statistics.mean(w[i] for w in per_worker) for i in (0, 1))
 
 
 def shared_cores(run: pathlib.Path) -> int:
