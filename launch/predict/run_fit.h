@@ -39,6 +39,16 @@ TermFit fit_term(const std::vector<std::pair<int, double>>& points, std::functio
                  const std::string& shape_text);
 TermFit mean_term(const std::vector<std::pair<int, double>>& points);
 
+// The fit set against a host count it was fitted on: the runs' mean step there and the fit's.
+struct OwnRunCheck {
+  int workers = 0;
+  double measured_s = 0.0, fitted_s = 0.0;
+  double error() const { return (fitted_s - measured_s) / measured_s; }
+};
+// Beyond this, a fit that misses its own runs is said to: their steps do not follow its terms in N,
+// and what it predicts further out is less sure.
+constexpr double kOwnRunTolerance = 0.10;
+
 struct RunFit {
   PredictTransport transport = PredictTransport::Ring;
   std::string model{}, link{};
@@ -52,6 +62,7 @@ struct RunFit {
   TermFit transfer{};             // parameter servers: push + pull
   TermFit servers{};              // parameter servers: the rest of the round
   std::vector<std::string> notes{};  // each term's fit, in words
+  std::vector<OwnRunCheck> own_runs{};  // at each fit host count, in order
 };
 
 // `benches` may be null: then the runs must span two host counts at least.

@@ -1,5 +1,8 @@
 #include "launch/predict/run_fit_output.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/util/files.h"
@@ -28,6 +31,21 @@ ReportTable run_fit_table(const RunFit& fit, const std::vector<RunFitRow>& rows)
     if (mpi) table.rows.back().push_back(r.workers > 1 ? mpi_algorithms_text(fit.workload.bucket_bytes, r.workers) : "-");
   }
   table.note = fmt::format("fitted on {}: {}", fmt::join(fit.fit_runs, ", "), fmt::join(fit.notes, "; "));
+  std::vector<std::string> own;
+  double worst = 0;
+  for (const OwnRunCheck& c : fit.own_runs) {
+    own.push_back(fmt::format("{} workers {} ms measured, {} fitted ({:+.1f} %)", c.workers, ms_text(c.measured_s),
+                              ms_text(c.fitted_s), 100 * c.error()));
+    worst = std::max(worst, std::abs(c.error()));
+  }
+  if (!own.empty()) table.note += fmt::format("\non its own runs: {}", fmt::join(own, "; "));
+  if (worst > kOwnRunTolerance) {
+    table.note += fmt::format(
+        "\nwarning: the fit misses its own runs by up to {:.1f} %: their steps do not follow its terms in N (on "
+        "the emulated cluster, hosts that share the machine's cores unlike at the other host counts do this), so "
+        "what it predicts beyond them is less sure",
+        100 * worst);
+  }
   return table;
 }
 
@@ -43,7 +61,11 @@ nlohmann::json run_fit_json(const RunFit& fit, const std::vector<RunFitRow>& row
       predictions.back()["mpi_algorithms"] = mpi_algorithms_text(fit.workload.bucket_bytes, r.workers);
     }
   }
-  return {{"fitted_on_runs", fit.fit_runs}, {"fit_workers", fit.fit_workers}, {"model", fit.model},
+  nlohmann::json own_runs = nlohmann::json::array();
+  for (const OwnRunCheck& c : fit.own_runs) {
+    own_runs.push_back({{"workers", c.workers}, {"measured_step_s", c.measured_s}, {"fitted_step_s", c.fitted_s}});
+  }
+  return {{"fitted_on_runs", fit.fit_runs}, {"fit_workers", fit.fit_workers}, {"own_runs", own_runs}, {"model", fit.model},
           {"transport", transport_name(fit.transport)}, {"link", fit.link}, {"terms", fit.notes},
           {"compute_samples", fit.compute_samples.size()}, {"predictions", predictions}};
 }

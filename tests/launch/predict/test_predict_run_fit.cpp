@@ -17,6 +17,7 @@
 #include "core/util/error.h"
 #include "launch/predict/order_statistic.h"
 #include "launch/predict/run_fit.h"
+#include "launch/predict/run_fit_output.h"
 
 namespace dtbench {
 namespace {
@@ -284,6 +285,32 @@ TEST(RunFit, ServersOnSharedCoresGrowTheirTransferWithTheWorkers) {
   EXPECT_NE(shared.transfer.how.find("N (the hosts shared 2 cores)"), std::string::npos) << shared.transfer.how;
   const RunFit own = fit_on_runs({shared_run(2, 0), shared_run(3, 0)}, nullptr);
   EXPECT_NEAR(predict_from_runs(own, 4).step.step_s, by_hand - 0.0015, 1e-9);  // 12.5 ms of push and pull, not 14
+}
+
+// Every term is fitted on the runs, so the fit reproduces them where they follow its terms in N; a
+// run whose step does not (here the 2-worker one 30 % slower than its compute, buckets and delays
+// say) is missed at both host counts, and the output says so with a warning.
+TEST(RunFit, SaysHowFarItMissesTheRunsItWasFittedOn) {
+  const RunFit fit = fit_on_runs({allreduce_run(2), allreduce_run(3)}, nullptr);
+  ASSERT_EQ(fit.own_runs.size(), 2u);
+  for (const OwnRunCheck& check : fit.own_runs) {
+    EXPECT_NEAR(check.measured_s, allreduce_run(check.workers).step_s, 1e-12);
+    EXPECT_NEAR(check.fitted_s, predict_from_runs(fit, check.workers).step.step_s, 1e-12);
+    EXPECT_LT(std::abs(check.error()), 0.01) << check.workers << " workers";  // the delays' distance from their mean
+  }
+  const std::string quiet = render_text(run_fit_table(fit, run_fit_rows(fit, {4})));
+  EXPECT_NE(quiet.find("on its own runs: 2 workers"), std::string::npos) << quiet;
+  EXPECT_EQ(quiet.find("warning"), std::string::npos) << quiet;
+
+  FitRun slow = allreduce_run(2);
+  slow.step_s *= 1.3;
+  const RunFit missed = fit_on_runs({slow, allreduce_run(3)}, nullptr);
+  ASSERT_EQ(missed.own_runs.size(), 2u);
+  EXPECT_LT(missed.own_runs[0].error(), -kOwnRunTolerance);  // the delays' mean cannot follow one run
+  EXPECT_GT(missed.own_runs[1].error(), kOwnRunTolerance);
+  const std::string warned = render_text(run_fit_table(missed, run_fit_rows(missed, {4})));
+  EXPECT_NE(warned.find("warning: the fit misses its own runs by up to"), std::string::npos) << warned;
+  EXPECT_EQ(run_fit_json(missed, run_fit_rows(missed, {4}))["own_runs"][0]["workers"], 2);
 }
 
 TEST(RunFit, RunsAtOneHostCountWithoutBenchesAreRefused) {
