@@ -3,6 +3,7 @@
 // and ends the run at once, with its reason; a server that is gone fails the worker's next call
 // after a few retries, naming the server.
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "core/optim/optimizer_settings.h"
@@ -14,6 +15,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A sync worker of `world` on `servers`, registered and holding the servers' first weights in
+// `model`, its calls timing out after `timeout` seconds.
+std::unique_ptr<PsTransport> started_sync_worker(ServerSet& servers, Model& model, int rank, int world,
+                                                 double timeout) {
+  PsTransportOptions options = transport_options(servers, PsMode::Sync, rank, world);
+  options.timeout_seconds = timeout;
+  auto transport = std::make_unique<PsTransport>(options);
+  transport->start(model);
+  return transport;
+}
+
 TEST_F(PsTest, AWorkerThatStopsFailsTheOthersStepWithinTheTimeout) {
   constexpr double kTimeout = 1.0 * kTimeScale;
   ServerSet servers = start_servers(2, 3, PsMode::Sync, sgd_momentum(), [](ParameterServerOptions& o) {
@@ -22,10 +34,8 @@ TEST_F(PsTest, AWorkerThatStopsFailsTheOthersStepWithinTheTimeout) {
   std::vector<double> failed_after(3, -1.0);
   const auto errors = run_workers(3, [&](int rank) {
     auto model = small_model();
-    PsTransportOptions options = transport_options(servers, PsMode::Sync, rank, 3);
-    options.timeout_seconds = kTimeout;
-    PsTransport transport(options);
-    transport.start(*model);
+    const std::unique_ptr<PsTransport> worker = started_sync_worker(servers, *model, rank, 3, kTimeout);
+    PsTransport& transport = *worker;
     for (int step = 0; step < 3; ++step) {
       if (rank == 2 && step == 1) return;  // worker 2 vanishes without a word
       compute_gradients(*model, make_batch(10 * step + rank, 4));
@@ -70,10 +80,8 @@ TEST_F(PsTest, AWorkerThatFailsEndsTheRunAtOnceWithItsReason) {
   double failed_after = -1.0;
   const auto errors = run_workers(2, [&](int rank) {
     auto model = small_model();
-    PsTransportOptions options = transport_options(servers, PsMode::Sync, rank, 2);
-    options.timeout_seconds = kTimeout;
-    PsTransport transport(options);
-    transport.start(*model);
+    const std::unique_ptr<PsTransport> worker = started_sync_worker(servers, *model, rank, 2, kTimeout);
+    PsTransport& transport = *worker;
     if (rank == 1) {
       // Once worker 0's push is on every server, waiting for this worker's.
       const auto deadline = Clock::now() + std::chrono::seconds(10);
@@ -137,10 +145,8 @@ TEST_F(PsTest, WhenConfiguredAMissingWorkerIsDroppedAndTheOthersGoOn) {
   std::vector<std::vector<float>> weights(3);
   const auto errors = run_workers(3, [&](int rank) {
     auto model = small_model();
-    PsTransportOptions options = transport_options(servers, PsMode::Sync, rank, 3);
-    options.timeout_seconds = 4 * kTimeout;
-    PsTransport transport(options);
-    transport.start(*model);
+    const std::unique_ptr<PsTransport> worker = started_sync_worker(servers, *model, rank, 3, 4 * kTimeout);
+    PsTransport& transport = *worker;
     for (int step = 0; step < 3; ++step) {
       if (rank == 2 && step == 1) return;  // worker 2 vanishes without a word
       compute_gradients(*model, make_batch(10 * step + rank, 4));
