@@ -33,7 +33,7 @@ class Transport : public GradientSync {
   // The run is ending, failed, for `reason`: tell whatever outlives this worker (parameter servers)
   // at once, so that it ends too instead of waiting out its timeouts. Best effort, bounded in
   // time, never throws: the failure is already on its way to the user.
-  virtual void abandon(const std::string& reason) noexcept { (void)reason; }
+  virtual void abandon(const std::string& /*reason*/) noexcept {}
 
  protected:
   // GradientSync::start and stop, the transport's own part: the arena's values are on the host

@@ -64,6 +64,14 @@ TEST(FitTerm, RecoversALineAndKeepsOnePointConstant) {
   const TermFit one = fit_term({{2, 0.3}, {2, 0.5}}, n, "N");
   EXPECT_DOUBLE_EQ(one.at(16), 0.4);
   EXPECT_THROW(fit_term({}, n, "N"), InputError);
+  // A mean below 0 is used as none, and its words say so.
+  const TermFit mean = mean_term({{2, 0.002}, {3, 0.004}});
+  EXPECT_DOUBLE_EQ(mean.at(8), 0.003);
+  EXPECT_EQ(mean.how.find("taken as none"), std::string::npos) << mean.how;
+  const TermFit below = mean_term({{2, -0.002}, {3, 0.001}});
+  EXPECT_EQ(below.at(4), 0.0);
+  EXPECT_NE(below.how.find("-0.500 ms, the mean over 2 run(s) at 2, 3 workers (below 0: taken as none)"),
+            std::string::npos) << below.how;
 }
 
 // Synthetic runs with known parameters: each rank's compute is 10 ms or 30 ms with equal chance
