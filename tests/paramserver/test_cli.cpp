@@ -163,6 +163,21 @@ TEST_F(PsCommand, AKilledServerFailsTheNextPushWithItsAddress) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count(), 5.0 * kTimeScale);
 }
 
+// A worker that fails after its server died still ends promptly: telling the server is one call
+// that a closed port refuses at once, bounded by its 1 s deadline whatever the network does.
+TEST_F(PsCommand, AFailureReportToAServerThatIsGoneEndsPromptly) {
+  const std::string address = start({"--mode", "async"});
+  ASSERT_FALSE(address.empty());
+  auto model = small_model();
+  PsTransport transport(worker(address, PsMode::Async));
+  transport.start(*model);
+  kill(pid_, SIGKILL);
+  EXPECT_EQ(wait_exit(5.0), 128 + SIGKILL);
+  const auto start_time = std::chrono::steady_clock::now();
+  transport.abandon("diverged: loss is NaN at step 3");  // noexcept: a throw would end the test
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count(), 2.0 * kTimeScale);
+}
+
 TEST_F(PsCommand, EndsWithAnErrorWhenNoWorkerComesWithinTheIdleTimeout) {
   const std::string address = start({"--mode", "async", "--idle-timeout-s", "1"});
   ASSERT_FALSE(address.empty()) << "dtbench ps did not start";
