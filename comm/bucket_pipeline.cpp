@@ -6,15 +6,16 @@ namespace dtbench {
 
 using Clock = std::chrono::steady_clock;
 
-BucketPipeline::BucketPipeline(BucketPlan plan, Handler communicate, Handler prepare)
+BucketPipeline::BucketPipeline(BucketPlan plan, Handler communicate, Handler prepare, int lanes)
     : plan_(std::move(plan)), communicate_(std::move(communicate)), prepare_(std::move(prepare)) {
   DTB_CHECK(communicate_ != nullptr, "bucket pipeline without a communicate handler");
+  DTB_CHECK(lanes >= 1, "bucket pipeline with {} lanes; expected at least 1", lanes);
   pending_ = plan_.params_in_buckets();
   for (size_t b = 0; b < pending_.size(); ++b) {
     if (pending_[b] == 0) empty_.push_back(static_cast<int>(b));
   }
   done_.reserve(static_cast<size_t>(plan_.bucket_count()));
-  thread_ = std::thread([this] { run(); });
+  for (int lane = 0; lane < lanes; ++lane) threads_.emplace_back([this] { run(); });
 }
 
 BucketPipeline::~BucketPipeline() { stop(); }
@@ -26,7 +27,9 @@ void BucketPipeline::stop() {
   }
   work_ready_.notify_all();
   work_done_.notify_all();
-  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+  for (std::thread& thread : threads_) {
+    if (thread.joinable() && thread.get_id() != std::this_thread::get_id()) thread.join();
+  }
 }
 
 void BucketPipeline::gradient_ready(const Param& param) {
@@ -101,7 +104,7 @@ std::span<const BucketTimes> BucketPipeline::wait_all() {
   }
   if (error_) std::rethrow_exception(error_);
   // Every bucket of the step is done, so backward (which only starts again after this returns)
-  // and the communication thread (idle until the next bucket) leave these alone.
+  // and the communication threads (idle until the next bucket) leave these alone.
   pending_ = plan_.params_in_buckets();
   taken_.swap(done_);
   done_.clear();

@@ -117,7 +117,7 @@ void PsTransport::start_pipeline(Model& model) {
         const auto s = static_cast<size_t>(shard);
         results_[s] = client_->push_pull(shard, versions_[s], arena.grads(), arena.values());
       },
-      std::move(prepare));
+      std::move(prepare), /*lanes=*/shards);
   model.set_gradient_ready_hook([this](const Param& param) { pipeline_->gradient_ready(param); });
 }
 
@@ -170,26 +170,53 @@ void PsTransport::push_and_pull(Model& model, SyncTimes& times) {
   ++steps_;
 }
 
-// The shards went one after another on the pipeline's thread, so their pushes, waits and pulls
-// add up; what ran before this worker reached the end of backward is the hidden part.
+namespace {
+
+using TimeSpan = std::pair<Clock::time_point, Clock::time_point>;
+
+// How long any of `spans` ran before `until`: overlapping spans count once.
+double busy_before(std::vector<TimeSpan> spans, Clock::time_point until) {
+  std::sort(spans.begin(), spans.end());
+  double busy = 0.0;
+  Clock::time_point covered = Clock::time_point::min();
+  for (const auto& [start, end] : spans) {
+    const Clock::time_point from = std::max(start, covered), to = std::min(end, until);
+    if (to > from) busy += seconds_between(from, to);
+    covered = std::max(covered, end);
+  }
+  return busy;
+}
+
+}  // namespace
+
+// The shards went at once, each as soon as backward had finished it, so the step's comm split is
+// read as push_and_pull's is for shards begun together: push until the last shard had all its
+// gradient bytes, pull the slowest shard's reading of the new values, wait the rest of the time
+// from the first shard's start to the last one's end. What ran before this worker reached the end
+// of backward is the hidden part.
 void PsTransport::push_and_pull_buckets(SyncTimes& times) {
   const auto arrival = Clock::now();
   const std::span<const BucketTimes> done = pipeline_->wait_all();
   spans_.clear();
+  std::vector<TimeSpan> busy;
+  Clock::time_point first_start = Clock::time_point::max(), last_written = Clock::time_point::min(),
+                    last_end = Clock::time_point::min();
+  double reading = 0.0;
   for (const BucketTimes& bucket : done) {
     const auto shard = static_cast<size_t>(bucket.bucket);
     const PushPullResult& result = results_[shard];
     const double pull = std::min(result.seconds - result.answered_seconds, result.seconds - result.written_seconds);
-    times.push += result.written_seconds;
-    times.pull += pull;
-    times.wait += std::max(result.seconds - result.written_seconds - pull, 0.0);
     times.bytes_sent += result.bytes_sent;
     times.bytes_received += result.bytes_received;
     if (options_.mode == PsMode::Async) ++staleness_counts_[result.staleness];
     versions_[shard] = result.version;
-    if (bucket.start < arrival) times.hidden += seconds_between(bucket.start, std::min(bucket.end, arrival));
     const auto push_end = bucket.start + to_duration(result.written_seconds);
     const auto pull_start = bucket.end - to_duration(pull);
+    first_start = std::min(first_start, bucket.start);
+    last_written = std::max(last_written, push_end);
+    last_end = std::max(last_end, bucket.end);
+    reading = std::max(reading, pull);
+    busy.emplace_back(bucket.start, bucket.end);
     const int index = bucket.bucket;
     spans_.push_back({.what = "push", .index = index, .bytes = result.bytes_sent, .ready = bucket.ready,
                       .start = bucket.start, .end = push_end});
@@ -197,6 +224,13 @@ void PsTransport::push_and_pull_buckets(SyncTimes& times) {
                       .end = std::max(push_end, pull_start)});
     spans_.push_back({.what = "pull", .index = index, .bytes = result.bytes_received, .ready = pull_start,
                       .start = pull_start, .end = bucket.end});
+  }
+  if (!done.empty()) {
+    const double total = seconds_between(first_start, last_end);
+    times.push = seconds_between(first_start, last_written);
+    times.pull = std::min(reading, total - times.push);
+    times.wait = std::max(total - times.push - times.pull, 0.0);
+    times.hidden = busy_before(std::move(busy), arrival);
   }
   times.d2h += std::exchange(bucket_d2h_seconds_, 0.0);
   times.spans = spans_;
@@ -258,7 +292,8 @@ nlohmann::json PsTransport::summary() const {
                          {"bucket_bytes", options_.bucket_bytes},
                          {"overlap", pipeline_ != nullptr || (options_.bucket_bytes > 0 && options_.overlap)},
                          {"buckets", options_.bucket_bytes > 0 && options_.overlap
-                                         ? "one per shard, pushed and pulled as backward finishes it"
+                                         ? "one per shard, each pushed and pulled as soon as backward finishes it, "
+                                           "the shards at once"
                                          : "none: every shard at once after backward"}};
   if (placement_ != nullptr) {
     std::vector<size_t> keys;

@@ -8,11 +8,13 @@
 // With buckets (comm.bucket_mb > 0) and comm.overlap, each shard goes by itself as soon as backward
 // has finished every parameter with a key on it, on comm/'s bucket pipeline: a bucket is a shard,
 // because a server applies a shard's gradient as one update (one version per shard). The shards
-// go one after another in the order backward finishes them (the same on every worker, so a sync
-// push never waits for a worker that is pushing another shard first), while backward goes on
-// with the earlier layers; the step then waits only for what is left, as the allreduce
-// transports' buckets do. The values pulled for a shard land in the arena during backward, but
-// only those of layers whose backward is over, which backward does not read again.
+// go at once, each on a lane of the pipeline's own, while backward goes on with the earlier
+// layers; the step then waits only for what is left, as the allreduce transports' buckets do.
+// (One after another, every worker pushed to the same server at the same time while the others'
+// links idled: AlexNet's step on 4 emulated hosts at 1 Gbit took 7.2 s against 2.5 s with every
+// shard at once after backward.) A sync push never waits for a worker pushing another shard first:
+// each worker's shards are all in flight. The values pulled for a shard land in the arena during
+// backward, but only those of layers whose backward is over, which backward does not read again.
 //
 // The comm split: push = until every shard has all the gradient bytes; pull = receiving the new
 // values (the slowest shard's, from its first message); wait = the rest (sync: the wait for the
@@ -87,7 +89,7 @@ class PsTransport final : public Transport {
 
  private:
   void push_and_pull(Model& model, SyncTimes& times);
-  // With buckets: each shard pushed and pulled as backward finished it; waits for the last.
+  // With buckets: each shard pushed and pulled as soon as backward finished it; waits for the last.
   void push_and_pull_buckets(SyncTimes& times);
   void start_pipeline(Model& model);
   // One shard's results into the step's times, versions and timeline.

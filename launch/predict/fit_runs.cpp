@@ -29,7 +29,7 @@ nlohmann::json read_worker_file(const std::filesystem::path& path, int world) {
 struct RankFigures {
   std::vector<double> samples;
   std::vector<MeasuredPiece> pieces;
-  double wait_s = 0.0, step_s = 0.0;
+  double wait_s = 0.0, step_s = 0.0, transfer_s = 0.0;
 };
 
 RankFigures rank_figures(const nlohmann::json& worker, const std::filesystem::path& path) {
@@ -37,7 +37,7 @@ RankFigures rank_figures(const nlohmann::json& worker, const std::filesystem::pa
   try {
     const nlohmann::json& epochs = worker.at("epochs");
     const size_t first = epochs.size() > 1 ? 1 : 0;
-    double steps = 0, wait = 0, step = 0;
+    double steps = 0, wait = 0, step = 0, transfer = 0;
     for (size_t e = first; e < epochs.size(); ++e) {
       if (!epochs[e].contains("step_compute_s")) {
         fail_input("{}: epochs[{}] has no step_compute_s (each step's compute); expected a run written by a dtbench "
@@ -45,11 +45,14 @@ RankFigures rank_figures(const nlohmann::json& worker, const std::filesystem::pa
       }
       for (const auto& s : epochs[e].at("step_compute_s")) r.samples.push_back(s.get<double>());
       steps += epochs[e].at("steps").get<double>();
-      wait += epochs[e].at("comm_split").at("wait_s").get<double>();
+      const nlohmann::json& split = epochs[e].at("comm_split");
+      wait += split.at("wait_s").get<double>();
+      transfer += split.value("push_s", 0.0) + split.value("pull_s", 0.0);
       step += epochs[e].at("phases").at("step").at("sum_s").get<double>();
     }
     if (r.samples.empty() || !(steps > 0)) fail_input("{}: no steps after the first epoch to fit on", path.string());
     r.wait_s = wait / steps;
+    r.transfer_s = transfer / steps;
     r.step_s = step / steps;
     r.pieces = comm_pieces(epochs, first, path);
   } catch (const nlohmann::json::exception& e) {
@@ -86,14 +89,6 @@ void check_same(const FitRun& a, const FitRun& b) {
 
 }  // namespace
 
-double FitRun::piece_seconds(const std::string& what) const {
-  double sum = 0;
-  for (const MeasuredPiece& p : pieces) {
-    if (p.what == what) sum += p.seconds();
-  }
-  return sum;
-}
-
 FitRun load_fit_run(const std::filesystem::path& dir) {
   if (!std::filesystem::is_directory(dir)) fail_input("fit run {}: no such directory", dir.string());
   FitRun run{.measured = load_measured_run(dir)};
@@ -107,6 +102,7 @@ FitRun load_fit_run(const std::filesystem::path& dir) {
     const RankFigures r = rank_figures(read_worker_file(path, world), path);
     run.compute_samples.insert(run.compute_samples.end(), r.samples.begin(), r.samples.end());
     run.arrival_wait_s += r.wait_s / world;
+    run.transfer_s += r.transfer_s / world;
     run.step_s += r.step_s / world;
     for (const MeasuredPiece& p : r.pieces) add_piece(run.pieces, p, world);
   }

@@ -21,8 +21,9 @@ struct FitRun {
   // arrive (allreduce's comm_split wait_s; 0 for the parameter servers, whose wait is a piece).
   std::vector<MeasuredPiece> pieces{};
   double arrival_wait_s = 0.0;
-  // Each piece's mean over the ranks, by name alone (push, wait for servers, pull); 0 where absent.
-  double piece_seconds(const std::string& what) const;
+  // Parameter servers: push + pull per step, the mean over the ranks, as their comm split has them
+  // (with buckets the shards go at once, so their pieces overlap and do not add up).
+  double transfer_s = 0.0;
 };
 
 // One run directory: report.json and worker-<rank>.json for every rank (InputError naming the

@@ -167,7 +167,7 @@ void fit_server_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fitted
   std::vector<std::pair<int, double>> transfer, rest;
   for (const FitRun& run : runs) {
     const int n = run.measured.workers;
-    const double moved = run.piece_seconds("push") + run.piece_seconds("pull");
+    const double moved = run.transfer_s;
     transfer.emplace_back(n, moved);
     rest.emplace_back(n, run.step_s - fit.mean_compute_s - straggler_seconds(fit, n) - moved);
   }

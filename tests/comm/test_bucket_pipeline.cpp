@@ -173,6 +173,33 @@ TEST(BucketPipeline, AFailureReachesTheWaiterAndLaterBucketsAreNotHandedOver) {
   EXPECT_THROW(pipeline.wait_all(), IoError) << "the failure is forgotten after one step";
 }
 
+// Lanes: as many buckets in the communicate handler at once. Bucket 0's handler returns only once
+// bucket 1's has begun: one lane would keep bucket 1 queued behind it (the wait times out).
+TEST(BucketPipeline, WithTwoLanesABucketGoesWhileAnotherIsInHand) {
+  TestArena a({1, 1});
+  std::promise<void> second_began;
+  std::shared_future<void> began = second_began.get_future().share();
+  std::atomic<bool> saw_second{false};
+  BucketPipeline pipeline(
+      BucketPlan::contiguous(a.arena, kFloat),
+      [&](int bucket) {
+        if (bucket == 1) second_began.set_value();
+        if (bucket == 0) saw_second = began.wait_for(5s) == std::future_status::ready;
+      },
+      {}, /*lanes=*/2);
+  for (int p = 1; p >= 0; --p) pipeline.gradient_ready(p);  // bucket 0 (the last parameter) first
+  const auto done = pipeline.wait_all();
+  EXPECT_TRUE(saw_second) << "bucket 1 waited for bucket 0's handler to return";
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_LT(done[0].start, done[1].end);
+  EXPECT_LT(done[1].start, done[0].end) << "the two buckets' hand-overs did not overlap";
+}
+
+TEST(BucketPipeline, RefusesNoLanes) {
+  TestArena a({1});
+  EXPECT_THROW(BucketPipeline(BucketPlan::contiguous(a.arena, kFloat), [](int) {}, {}, 0), std::exception);
+}
+
 TEST(BucketPipeline, StopWithBucketsPendingEndsTheThreadAndFailsTheWaiter) {
   TestArena a({1, 1, 1});
   std::promise<void> release;

@@ -1,7 +1,9 @@
 // ps-sync is an allreduce with the update on the server: W workers (threads) through S shards end
 // with the weights of one worker applying the mean of their gradients with core's optimizer — also
 // when each shard is pushed and pulled as backward finishes it (buckets with overlap).
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "ps_fixture.h"
 
@@ -110,6 +112,40 @@ TEST_P(SyncEquivalence, EndsWithTheAveragedUpdateOfOneWorker) {
     EXPECT_EQ(stats["updates"]["updates_applied"], kSteps);
     EXPECT_EQ(stats["updates"]["gradients_accepted"], kSteps * c.workers);
   }
+}
+
+// With buckets every shard of a step is in flight at once: a shard waiting at its server (here for
+// a late worker) holds back none of the others. One after another, every worker sent to the same
+// server at the same time while the others' links idled (AlexNet on 4 emulated hosts: 7.2 s a step
+// against 2.5 s with every shard at once).
+TEST_F(PsTest, BucketsPushEveryShardWithoutWaitingForAnothersAnswer) {
+  constexpr int kWorkers = 2, kShards = 2;
+  ServerSet servers = start_servers(kShards, kWorkers, PsMode::Sync, sgd_momentum());
+  constexpr auto kLate = std::chrono::milliseconds(300);
+  std::vector<CommSpan> first_step;
+  const auto errors = run_workers(kWorkers, [&](int rank) {
+    auto model = small_model();
+    PsTransportOptions options = transport_options(servers, PsMode::Sync, rank, kWorkers);
+    options.bucket_bytes = 1;
+    options.overlap = true;
+    PsTransport transport(options);
+    transport.start(*model);
+    if (rank == 1) std::this_thread::sleep_for(kLate);  // worker 0's pushes wait for this one's
+    compute_gradients(*model, batch_for(rank, 0));
+    const SyncTimes times = transport.finish_step(*model, 0);
+    if (rank == 0) first_step.assign(times.spans.begin(), times.spans.end());
+    transport.stop(*model);
+  });
+  for (const auto& error : errors) ASSERT_EQ(error, "");
+  ASSERT_EQ(first_step.size(), 3u * kShards);
+  std::chrono::steady_clock::time_point last_push_start{}, first_pull_end = std::chrono::steady_clock::time_point::max();
+  for (const CommSpan& span : first_step) {
+    if (std::string(span.what) == "push") last_push_start = std::max(last_push_start, span.start);
+    if (std::string(span.what) == "pull") first_pull_end = std::min(first_pull_end, span.end);
+  }
+  EXPECT_LT(last_push_start, first_pull_end)
+      << "a shard's push began only once another shard's answer was in: "
+      << std::chrono::duration<double, std::milli>(last_push_start - first_pull_end).count() << " ms after it";
 }
 
 INSTANTIATE_TEST_SUITE_P(PsSync, SyncEquivalence,

@@ -229,6 +229,7 @@ FitRun server_run(const std::string& transport, int n) {
   run.pieces = {{.what = "push", .index = -1, .start_s = 0.0, .end_s = moved / 2},
                 {.what = "wait for servers", .index = -1, .start_s = moved / 2, .end_s = moved / 2 + rest},
                 {.what = "pull", .index = -1, .start_s = moved / 2 + rest, .end_s = moved + rest}};
+  run.transfer_s = moved;  // the comm split's push + pull, which the fit reads
   const double compute = transport == "ps-sync" ? slowest_of(n) : run.mean_compute_s;
   run.step_s = compute + moved + rest;
   return run;
@@ -283,6 +284,7 @@ TEST(RunFit, ServersOnSharedCoresGrowTheirTransferWithTheWorkers) {
     run.pieces = {{.what = "push", .index = -1, .start_s = 0.0, .end_s = moved / 2},
                   {.what = "wait for servers", .index = -1, .start_s = moved / 2, .end_s = moved / 2 + rest},
                   {.what = "pull", .index = -1, .start_s = moved / 2 + rest, .end_s = moved + rest}};
+    run.transfer_s = moved;
     run.step_s = slowest_of(n) + moved + rest;
     run.measured.shared_cores = cores;
     return run;
