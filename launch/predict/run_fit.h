@@ -12,7 +12,8 @@
 //               steps of the algorithm Open MPI takes at each N (comm/open_mpi_allreduce.h);
 //   servers     push + pull as timed inside training, a line in (N-1)/N (the bytes a worker's and
 //               a shard's links carry); the rest of the round beyond the slowest worker's compute
-//               (the servers' summing and update, gRPC's work) a line in N.
+//               (the servers' summing and update, gRPC's work, less what of push and pull ran
+//               under backward with bucketed pushes) a line in N; the two together never below 0.
 // Runs at one host count cannot fix how communication grows with N: then the benches (bench
 // allreduce / bench ps at that host count) give its shape, scaled to the runs.
 #include <functional>
@@ -30,7 +31,8 @@ struct TermFit {
   double a = 0.0, b = 0.0;
   std::function<double(int)> shape = [](int) { return 0.0; };
   std::string how{};  // how it was fitted, in words
-  double at(int workers) const { return std::max(0.0, a + b * shape(workers)); }
+  double at(int workers) const { return std::max(0.0, line(workers)); }
+  double line(int workers) const { return a + b * shape(workers); }  // below 0 too
 };
 
 // Least squares of y = a + b * shape(N) through (N, y) points; with one distinct N, the constant
@@ -60,7 +62,9 @@ struct RunFit {
   NetworkConstants allreduce{};   // allreduce: fitted on the runs' buckets
   TermFit overhead{};             // allreduce: the delays no bucket accounts for (their mean)
   TermFit transfer{};             // parameter servers: push + pull
-  TermFit servers{};              // parameter servers: the rest of the round
+  // Parameter servers: the rest of the round — the servers' work and the waits, less what of the
+  // push and pull ran under backward (bucketed pushes), so it may be below 0.
+  TermFit servers{};
   std::vector<std::string> notes{};  // each term's fit, in words
   std::vector<OwnRunCheck> own_runs{};  // at each fit host count, in order
 };

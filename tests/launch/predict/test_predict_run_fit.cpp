@@ -251,6 +251,22 @@ TEST(RunFit, ParameterServersRecoverTheirTermsAndPredictFourWorkersAsByHand) {
   EXPECT_DOUBLE_EQ(four.step.staleness, 3.0);
 }
 
+// Bucketed pushes run partly under backward: the step holds less than push + pull, and the rest of
+// the round comes out below 0 (here -6 + 1.5 N ms). The two terms together still give each run its
+// step and carry the line on to 4; held at 0 by itself, the rest would add back what backward hid.
+TEST(RunFit, ServersWhosePushesRanUnderBackwardKeepTheirRestBelowZero) {
+  const auto bucketed_run = [](int n) {
+    FitRun run = server_run("ps-sync", n);
+    const double moved = kT0 + kT1 * (n - 1.0) / n, rest = -0.006 + 0.0015 * n;
+    run.step_s = slowest_of(n) + moved + rest;
+    return run;
+  };
+  const RunFit fit = fit_on_runs({bucketed_run(2), bucketed_run(3)}, nullptr);
+  EXPECT_NEAR(fit.servers.a, -0.006, 1e-9);
+  for (const OwnRunCheck& own : fit.own_runs) EXPECT_NEAR(own.error(), 0.0, 1e-9) << own.workers << " workers";
+  EXPECT_NEAR(predict_from_runs(fit, 4).step.step_s, bucketed_run(4).step_s, 1e-9);
+}
+
 // Runs at one host count take the shape in N from the benches, scaled to the runs: a bench twice
 // as slow as the buckets inside training gives the runs' own time back at their N, the scale
 // applied once, and 6/2 ring steps of it at 4.
