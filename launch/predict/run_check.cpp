@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -19,11 +20,20 @@ std::optional<PredictTransport> known_transport(const std::string& name) {
   return std::nullopt;
 }
 
-// What the run's communication took per step: every piece's time, its waits for the slowest
-// worker included where they fell (calibrated, the model adds no straggler of its own).
+// What the run's communication took per step: the time any of its pieces ran, so that pieces that
+// ran at once (the parameter servers' shards, each pushed as soon as backward finished it) count
+// once; its waits for the slowest worker included where they fell (calibrated, the model adds no
+// straggler of its own).
 double run_comm_total(const MeasuredRun& run) {
-  return std::accumulate(run.comm_pieces.begin(), run.comm_pieces.end(), 0.0,
-                         [](double sum, const MeasuredPiece& p) { return sum + p.seconds(); });
+  std::vector<std::pair<double, double>> spans;
+  for (const MeasuredPiece& p : run.comm_pieces) spans.emplace_back(p.start_s, p.end_s);
+  std::sort(spans.begin(), spans.end());
+  double total = 0, covered = -std::numeric_limits<double>::infinity();
+  for (const auto& [start, end] : spans) {
+    if (end > std::max(start, covered)) total += end - std::max(start, covered);
+    covered = std::max(covered, end);
+  }
+  return total;
 }
 
 // The scale on the constants' communication that makes the model's comm per step the run's. The
@@ -166,7 +176,11 @@ std::optional<RunCheck> check_against_run(const MeasuredRun& run, const NetworkC
     scaled.step_overhead_s = check.step_overhead_s;
     buckets_total += check.step_overhead_s;  // the model counts the overhead in its comm total too
   }
-  check.comm_scale = fitted_comm_scale(run, *transport, scaled, layout, comm_total);
+  // The servers' model has no overlap with backward: all its round is exposed, so it is carried to
+  // the round the run's step waited for (a bucketed run's pushes ran partly under backward; its
+  // total would put that part into the step a second time).
+  const double target = allreduce_transport(*transport) ? comm_total : run.measured_comm_s;
+  check.comm_scale = fitted_comm_scale(run, *transport, scaled, layout, target);
   scaled.comm_scale = check.comm_scale;
   const StepPrediction calibrated = predict_step(*transport, run.workload, run.workers, layout, scaled);
 

@@ -241,6 +241,24 @@ TEST_F(PredictRunCheck, PsSyncAtItsOwnNTakesTheRunsRoundAndTheBenchAloneTheHandF
   EXPECT_NEAR(predict("ps-sync", false)["step_s"].get<double>(), kCompute + 2 * transfer, 1e-7);
 }
 
+// ps-sync with bucketed pushes: its two shards went at once, the first 2 ms into backward, so the
+// step waited 3.5 ms for a round that ran 5.5 ms (its pieces add up to 8.5). The servers' model
+// has no overlap, so it is carried to what the step waited for: at its own N the step is the run's,
+// and the run's comm total counts the shards' time once.
+TEST_F(PredictRunCheck, PsSyncWithBucketedPushesAtItsOwnNIsTheRunsStep) {
+  const double b = kBackward;
+  write_run("ps-sync", 3.5 * kMs,
+            {piece("push", 1, gradient_ / 2, b - 2 * kMs, b - 2 * kMs, b),
+             piece("wait for servers", 1, 0, b, b, b + 2 * kMs),
+             piece("pull", 1, gradient_ / 2, b + 2 * kMs, b + 2 * kMs, b + 3 * kMs),
+             piece("push", 0, gradient_ / 2, b, b, b + kMs),
+             piece("wait for servers", 0, 0, b + kMs, b + kMs, b + 2.5 * kMs),
+             piece("pull", 0, gradient_ / 2, b + 2.5 * kMs, b + 2.5 * kMs, b + 3.5 * kMs)});
+
+  EXPECT_NEAR(predict("ps-sync", true)["step_s"].get<double>(), kCompute + 3.5 * kMs, 1e-7);
+  EXPECT_NEAR(term("comm per step, total")["run_s"].get<double>(), 5.5 * kMs, 1e-9);
+}
+
 // ps-async: the same round without a barrier; the servers' link and cores bound the step only
 // above compute + round, which these are far below.
 TEST_F(PredictRunCheck, PsAsyncAtItsOwnNTakesTheRunsRoundAndTheBenchAloneTheHandFormula) {
