@@ -58,14 +58,22 @@ void TraceWriter::record_step(int64_t epoch, int64_t step_in_epoch, int64_t glob
 }
 
 void TraceWriter::record_comm_spans(int64_t epoch, int64_t global_step, std::span<const CommSpan> spans) {
-  if (spans.empty()) return;
-  if (!comm_track_named_) {
-    file_.name_thread(kCommThread, "comm");
-    comm_track_named_ = true;
-  }
+  // Pieces that ran at once (the parameter servers' shards) would overlap on one track, which a
+  // trace viewer cannot draw: each piece goes on the first comm track free by its start, so pieces
+  // one after another (the allreduce buckets) stay on one.
+  comm_track_ends_.clear();
   char name[64];
   for (const CommSpan& span : spans) {
-    file_.complete(kCommThread, span_name(span, name), span.start, span.end,
+    size_t track = 0;
+    while (track < comm_track_ends_.size() && comm_track_ends_[track] > span.start) ++track;
+    if (track == comm_track_ends_.size()) comm_track_ends_.push_back(span.end);
+    comm_track_ends_[track] = span.end;
+    const int tid = kCommThread + static_cast<int>(track);
+    if (static_cast<int>(track) >= comm_tracks_named_) {
+      file_.name_thread(tid, track == 0 ? std::string("comm") : fmt::format("comm {}", track + 1));
+      comm_tracks_named_ = static_cast<int>(track) + 1;
+    }
+    file_.complete(tid, span_name(span, name), span.start, span.end,
                    {{"epoch", epoch}, {"step", global_step}, {"bytes", span.bytes}});
   }
 }

@@ -3,7 +3,8 @@
 // "worker <rank>"; on thread 0, the training loop, per traced step one span "step N" enclosing one
 // per phase (load, forward, backward, comm, update); on thread 1, "comm", the pieces of the step's
 // communication the transport timed (each allreduce bucket's reduction), which with overlap run
-// during backward on the transport's communication thread.
+// during backward on the transport's communication thread; pieces that ran at once (the
+// parameter servers' shards) on threads 2, 3, ... ("comm 2", ...) beside it, as many as overlapped.
 //
 // Everything is recorded at the step's end from timestamps the training loop and the transport
 // already took: the writer reads no clock, and the step's events reach the file in one write.
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "core/profile/comm_span.h"
 #include "core/profile/trace_file.h"
@@ -56,7 +58,8 @@ class TraceWriter {
 
   TraceOptions options_;
   TraceEventFile file_;
-  bool comm_track_named_ = false;  // thread 1 is named when the first span for it arrives
+  int comm_tracks_named_ = 0;  // comm threads 1, 2, ... are named when the first span for each arrives
+  std::vector<std::chrono::steady_clock::time_point> comm_track_ends_;  // this step's, per comm track
   int64_t steps_written_ = 0;
 };
 

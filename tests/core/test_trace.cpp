@@ -206,6 +206,38 @@ TEST_F(Trace, WritesTheTransportsSpansOnTheCommTrackAndTheClock) {
   EXPECT_EQ(comm[1]["args"]["bytes"], 512 << 10);
 }
 
+// The parameter servers' shards go at once: their pieces overlap in time, and each overlapping
+// piece goes on a comm track of its own (a trace viewer draws only nested slices on one track);
+// one after another, they share the first.
+TEST_F(Trace, CommPiecesThatRanAtOnceGoOnTracksOfTheirOwn) {
+  const fs::path path = root_ / "trace-0.json";
+  const auto origin = std::chrono::steady_clock::now();
+  TraceWriter writer(path, {.rank = 0}, origin);
+  TraceStep step = make_step(origin, 1000);
+  const auto at = [&](int64_t us) { return origin + microseconds(us); };
+  const CommSpan spans[] = {{"push", 1, 100, at(1010), at(1010), at(1020)},
+                            {"pull", 1, 100, at(1020), at(1020), at(1040)},
+                            {"push", 0, 100, at(1015), at(1015), at(1030)},   // beside shard 1's
+                            {"pull", 0, 100, at(1030), at(1030), at(1050)},
+                            {"push", 2, 100, at(1050), at(1050), at(1060)}};  // after both: track 1
+  step.comm_spans = spans;
+  writer.record_step(1, 0, 7, step);
+  writer.finish();
+
+  std::map<int, std::vector<std::string>> by_track;
+  std::map<int, std::string> names;
+  for (const auto& event : nlohmann::json::parse(read_text(path))) {
+    const int tid = event["tid"].get<int>();
+    if (event["name"] == "thread_name") names[tid] = event["args"]["name"];
+    if (event["ph"] == "X" && tid >= 1) by_track[tid].push_back(event["name"]);
+  }
+  EXPECT_EQ(names[1], "comm");
+  EXPECT_EQ(names[2], "comm 2");
+  ASSERT_EQ(by_track.size(), 2u);
+  EXPECT_EQ(by_track[1], (std::vector<std::string>{"push 1 (100.0 B)", "pull 1 (100.0 B)", "push 2 (100.0 B)"}));
+  EXPECT_EQ(by_track[2], (std::vector<std::string>{"push 0 (100.0 B)", "pull 0 (100.0 B)"}));
+}
+
 TEST_F(Trace, WithoutAMeasuredOffsetTheClockIsTheSystemClock) {
   const fs::path path = root_ / "trace-0.json";
   TraceWriter(path, {.rank = 0}).finish();
