@@ -30,6 +30,7 @@ struct RunContext {
   double host_cores = 0.0;        // an emulated host's CPU quota in cores; 0: unknown (a real host: `cores`)
   bool time_sliced = false;       // the emulated hosts promise more cores than the machine has
   std::optional<bool> ranks_yield;  // MPI ranks yield their core while they wait; nullopt: not MPI, or unknown
+  bool overlapped = false;        // the transport communicated buckets during backward (transport_summary.overlap)
   int straggler_rank = -1;     // the injected straggler (blueprint `straggler`), -1: none
   double straggler_delay_ms = 0.0;
   int64_t steps_limit = 0;     // the blueprint's `steps`; 0: whole epochs

@@ -81,6 +81,16 @@ std::vector<RunWarning> run_warnings(const RunRecord& run) {
                                                      "OMPI_MCA_mpi_yield_when_idle=1, as the cluster's rsh agent does)",
                                                      c.host_cores)});
   }
+  // Measured on hosts of half a core (docs/parameter-servers.md): the shards' calls and the server
+  // beside each worker take their CPU from backward, and the sync step waits for the slowest.
+  if (run.transport == "ps-sync" && c.overlapped && c.hosts_share_cores() && c.host_cores < 1.0) {
+    warnings.push_back({"bucketed pushes", fmt::format("ps-sync pushed its shards during backward on hosts of {:.3g} "
+                                                       "core(s), where they and the server beside each worker take "
+                                                       "backward's CPU: on such hosts ps-sync has stepped 6-25 % faster "
+                                                       "with comm.overlap=false (docs/parameter-servers.md); measure "
+                                                       "both before ranking it",
+                                                       c.host_cores)});
+  }
   const double others = other_busy_cores(run);
   if (std::isfinite(others) && others >= 0.5 && others > kBusyShareOfCores * c.cores) {
     warnings.push_back({"machine busy", fmt::format("other processes kept {:.1f} of {} core(s) busy "

@@ -1,7 +1,7 @@
 #pragma once
 // Why a run's figures may mislead, said beside them in the console and the report: more busy
-// threads than cores, a machine that other work kept busy, synthetic data, and a run that
-// diverged. A diverged run is never credited a time to accuracy (first_epoch_reaching).
+// threads than cores, a machine that other work kept busy, a setting that has handicapped a
+// transport on such hosts, synthetic data, and a run that diverged. A diverged run is never credited a time to accuracy (first_epoch_reaching).
 #include <string>
 #include <vector>
 
@@ -10,7 +10,8 @@
 namespace dtbench {
 
 struct RunWarning {
-  std::string kind;  // "oversubscribed" | "time-sliced hosts" | "polling ranks" | "machine busy" | "synthetic data" | "diverged"
+  std::string kind;  // "oversubscribed" | "time-sliced hosts" | "polling ranks" | "bucketed pushes" | "machine busy" |
+                     // "synthetic data" | "diverged"
   std::string text;  // what was seen, with the numbers behind it (without the kind)
   std::string line() const { return kind + ": " + text; }
 };

@@ -84,6 +84,24 @@ TEST(RunWarnings, PollingRanksOnlyWhereEmulatedHostsShareCores) {
   EXPECT_TRUE(has(run, "polling ranks"));   // ... but more than the machine has
 }
 
+// ps-sync's bucketed pushes on hosts of less than a core take backward's CPU; after backward, or on
+// whole-core hosts, or for another transport, nothing is said.
+TEST(RunWarnings, BucketedPsSyncOnHostsOfLessThanACore) {
+  RunRecord run = healthy_run(3);
+  run.transport = "ps-sync";
+  run.context.hosts = {"h0", "h1", "h2"};
+  run.context.emulated_cluster = true;
+  run.context.host_cores = 0.5;
+  EXPECT_FALSE(has(run, "bucketed pushes"));  // pushed after backward
+  run.context.overlapped = true;
+  EXPECT_TRUE(has(run, "bucketed pushes"));
+  run.context.host_cores = 1.0;
+  EXPECT_FALSE(has(run, "bucketed pushes"));  // a whole core each
+  run.context.host_cores = 0.5;
+  run.transport = "ring";
+  EXPECT_FALSE(has(run, "bucketed pushes"));
+}
+
 TEST(RunWarnings, MachineBusyFromTheSampledLoadLessTheWorkersOwn) {
   RunRecord run = healthy_run(2);
   run.context.hosts = {"a", "a"};
