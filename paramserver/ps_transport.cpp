@@ -172,10 +172,8 @@ void PsTransport::push_and_pull(Model& model, SyncTimes& times) {
 
 namespace {
 
-using TimeSpan = std::pair<Clock::time_point, Clock::time_point>;
-
-// How long any of `spans` ran before `until`: overlapping spans count once.
-double busy_before(std::vector<TimeSpan> spans, Clock::time_point until) {
+// How long any of `spans` ran before `until`: overlapping spans count once. Sorts `spans`.
+double busy_before(std::span<PsTransport::TimeSpan> spans, Clock::time_point until) {
   std::sort(spans.begin(), spans.end());
   double busy = 0.0;
   Clock::time_point covered = Clock::time_point::min();
@@ -198,7 +196,7 @@ void PsTransport::push_and_pull_buckets(SyncTimes& times) {
   const auto arrival = Clock::now();
   const std::span<const BucketTimes> done = pipeline_->wait_all();
   spans_.clear();
-  std::vector<TimeSpan> busy;
+  busy_.clear();
   Clock::time_point first_start = Clock::time_point::max(), last_written = Clock::time_point::min(),
                     last_end = Clock::time_point::min();
   double reading = 0.0;
@@ -216,7 +214,7 @@ void PsTransport::push_and_pull_buckets(SyncTimes& times) {
     last_written = std::max(last_written, push_end);
     last_end = std::max(last_end, bucket.end);
     reading = std::max(reading, pull);
-    busy.emplace_back(bucket.start, bucket.end);
+    busy_.emplace_back(bucket.start, bucket.end);
     const int index = bucket.bucket;
     spans_.push_back({.what = "push", .index = index, .bytes = result.bytes_sent, .ready = bucket.ready,
                       .start = bucket.start, .end = push_end});
@@ -230,7 +228,7 @@ void PsTransport::push_and_pull_buckets(SyncTimes& times) {
     times.push = seconds_between(first_start, last_written);
     times.pull = std::min(reading, total - times.push);
     times.wait = std::max(total - times.push - times.pull, 0.0);
-    times.hidden = busy_before(std::move(busy), arrival);
+    times.hidden = busy_before(busy_, arrival);
   }
   times.d2h += std::exchange(bucket_d2h_seconds_, 0.0);
   times.spans = spans_;

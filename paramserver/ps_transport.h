@@ -25,7 +25,9 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/bucket_pipeline.h"
@@ -72,6 +74,8 @@ class PsTransport final : public Transport {
   // Every server hears of the failure (ShutdownRequest.failure) and ends the run at once.
   void abandon(const std::string& reason) noexcept override;
 
+  using TimeSpan = std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point>;
+
   // The version of each shard's weights now in the arena.
   const std::vector<int64_t>& versions() const { return versions_; }
 
@@ -104,6 +108,7 @@ class PsTransport final : public Transport {
   std::string weights_checksum_;
   std::optional<ClockAlignment> clock_;  // against server 0, from start()
   std::vector<CommSpan> spans_;          // this step's push, wait and pull (per shard with buckets)
+  std::vector<TimeSpan> busy_;           // buckets: when each shard's call ran this step
   Model* model_ = nullptr;
   // Buckets: one per shard, pushed and pulled on the pipeline's thread; null without.
   std::unique_ptr<BucketPipeline> pipeline_;

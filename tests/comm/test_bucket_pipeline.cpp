@@ -195,6 +195,33 @@ TEST(BucketPipeline, WithTwoLanesABucketGoesWhileAnotherIsInHand) {
   EXPECT_LT(done[1].start, done[0].end) << "the two buckets' hand-overs did not overlap";
 }
 
+// A lane that fails while another is in hand: the other finishes, and the waiter hears the failure.
+TEST(BucketPipeline, WithTwoLanesAFailureWaitsForTheOtherLaneAndReachesTheWaiter) {
+  TestArena a({1, 1});
+  std::promise<void> failed;
+  std::shared_future<void> failure_thrown = failed.get_future().share();
+  std::atomic<bool> other_finished{false};
+  BucketPipeline pipeline(
+      BucketPlan::contiguous(a.arena, kFloat),
+      [&](int bucket) {
+        if (bucket == 1) {
+          failed.set_value();
+          throw IoError("server of shard 1 went away");
+        }
+        failure_thrown.wait_for(5s);  // still in hand when the other lane fails
+        other_finished = true;
+      },
+      {}, /*lanes=*/2);
+  for (int p = 1; p >= 0; --p) pipeline.gradient_ready(p);
+  try {
+    pipeline.wait_all();
+    FAIL() << "the failing lane's error did not reach the waiter";
+  } catch (const IoError& error) {
+    EXPECT_STREQ(error.what(), "server of shard 1 went away");
+  }
+  EXPECT_TRUE(other_finished) << "wait_all returned while the other lane still held its bucket";
+}
+
 TEST(BucketPipeline, RefusesNoLanes) {
   TestArena a({1});
   EXPECT_THROW(BucketPipeline(BucketPlan::contiguous(a.arena, kFloat), [](int) {}, {}, 0), std::exception);
