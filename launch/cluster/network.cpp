@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -43,15 +44,35 @@ std::vector<std::string> in_namespace(const std::string& tool, const std::string
   return {tool, "-n", ns};
 }
 
-// Shapes the egress of `dev` (inside namespace `ns` when given) to `rate`, as link_shaping says.
+// Shapes the egress of `dev` (inside namespace `ns` when given) to `rate`, as link_shaping says: an
+// HTB class at the rate over two, small packets first (network.h says why), each as bursty as the
+// one bucket allows; the bulk's queue holds what tbf's "latency 20ms" held.
 void shape(const std::string& ns, const std::string& dev, const LinkRate& rate) {
   const LinkShaping shaping = link_shaping(rate);
-  std::vector<std::string> ip_argv = in_namespace("ip", ns), tc_argv = in_namespace("tc", ns);
+  std::vector<std::string> ip_argv = in_namespace("ip", ns);
   ip_argv.insert(ip_argv.end(), {"link", "set", "dev", dev, "gso_max_size", std::to_string(shaping.max_packet_bytes)});
   check_command(ip_argv);
-  tc_argv.insert(tc_argv.end(), {"qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate.text, "burst",
-                                 std::to_string(shaping.bucket_bytes), "latency", "20ms"});
-  check_command(tc_argv);
+  const auto tc = [&](std::initializer_list<std::string> args) {
+    std::vector<std::string> argv = in_namespace("tc", ns);
+    argv.insert(argv.end(), args);
+    check_command(argv);
+  };
+  const std::string bucket = std::to_string(shaping.bucket_bytes), quantum = std::to_string(shaping.max_packet_bytes);
+  const auto bits = [](double bits_per_second) { return fmt::format("{}bit", std::llround(bits_per_second)); };
+  const std::string small_rate = bits(rate.bits_per_second * kSmallPacketShare);
+  const std::string bulk_rate = bits(rate.bits_per_second * (1 - kSmallPacketShare));
+  tc({"qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "20"});
+  tc({"class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", rate.text, "ceil", rate.text,
+      "burst", bucket, "cburst", bucket, "quantum", quantum});
+  tc({"class", "add", "dev", dev, "parent", "1:1", "classid", "1:10", "htb", "rate", small_rate, "ceil", rate.text,
+      "burst", bucket, "cburst", bucket, "prio", "0", "quantum", quantum});
+  tc({"class", "add", "dev", dev, "parent", "1:1", "classid", "1:20", "htb", "rate", bulk_rate, "ceil", rate.text,
+      "burst", bucket, "cburst", bucket, "prio", "1", "quantum", quantum});
+  tc({"qdisc", "add", "dev", dev, "parent", "1:20", "bfifo", "limit", std::to_string(shaping.queue_bytes)});
+  // IPv4 packets whose total length is below 256 (the 16 bits at offset 2 of the header) are small.
+  static_assert(kSmallPacketBytes == 256, "the u32 match below tests the length's high byte");
+  tc({"filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "u16", "0x0000",
+      "0xff00", "at", "2", "flowid", "1:10"});
 }
 
 // TCP buffers large enough for the shaped rate; sysctls under net.ipv4.tcp_* are per namespace.
@@ -78,18 +99,33 @@ void build_host(const ClusterRecord& r, int host, const LinkRate& rate) {
 
 bool link_exists(const std::string& dev) { return std::filesystem::exists("/sys/class/net/" + dev); }
 
-// What shapes the egress of `dev`, as `cluster status` shows it: the root qdisc and the largest
-// packet the device takes, e.g. "tbf rate 1Gbit burst 31250b lat 20ms, packets <= 15625 B".
+// What shapes the egress of `dev`, as `cluster status` shows it: the rate and bucket of the
+// shaping class (or the root qdisc, unshaped), whether small packets go first, and the largest
+// packet the device takes, e.g. "htb rate 1Gbit ceil 1Gbit burst 31125b cburst 31125b, packets
+// under 256 B first, packets <= 15625 B".
 std::string shaping(const std::string& ns, const std::string& dev) {
-  std::vector<std::string> tc_argv = in_namespace("tc", ns), ip_argv = in_namespace("ip", ns);
-  tc_argv.insert(tc_argv.end(), {"qdisc", "show", "dev", dev, "root"});
-  ip_argv.insert(ip_argv.end(), {"-d", "link", "show", "dev", dev});
-  const CommandResult result = run_command(tc_argv);
-  std::string text = result.exit_code == 0 ? result.output : "?";
-  // "qdisc tbf 8001: root refcnt 2 rate 1Gbit burst 31250b lat 20ms" -> "tbf rate 1Gbit burst 31250b lat 20ms"
-  text = std::regex_replace(text, std::regex("qdisc (\\S+) \\S+ root (refcnt \\d+ )?"), "$1 ");
+  const auto tc = [&](std::initializer_list<std::string> args) {
+    std::vector<std::string> argv = in_namespace("tc", ns);
+    argv.insert(argv.end(), args);
+    const CommandResult result = run_command(argv);
+    return result.exit_code == 0 ? result.output : std::string("?");
+  };
+  std::string text = tc({"class", "show", "dev", dev, "classid", "1:1"});
+  if (text.empty() || text == "?") {
+    // "qdisc noqueue 0: root refcnt 2" -> "noqueue"
+    text = std::regex_replace(tc({"qdisc", "show", "dev", dev, "root"}), std::regex("qdisc (\\S+) \\S+ root (refcnt \\d+ )?"),
+                              "$1 ");
+  } else {
+    // "class htb 1:1 root rate 1Gbit ceil 1Gbit burst 31125b cburst 31125b" -> "htb rate 1Gbit ..."
+    text = std::regex_replace(text, std::regex("class (\\S+) \\S+ root "), "$1 ");
+  }
   text.erase(std::remove(text.begin(), text.end(), '\n'), text.end());
   while (!text.empty() && text.back() == ' ') text.pop_back();
+  if (tc({"filter", "show", "dev", dev}).find("flowid 1:10") != std::string::npos) {
+    text += fmt::format(", packets under {} B first", kSmallPacketBytes);
+  }
+  std::vector<std::string> ip_argv = in_namespace("ip", ns);
+  ip_argv.insert(ip_argv.end(), {"-d", "link", "show", "dev", dev});
   std::smatch gso;
   const std::string link = run_command(ip_argv).output;
   if (std::regex_search(link, gso, std::regex("gso_max_size (\\d+)"))) text += ", packets <= " + gso[1].str() + " B";
@@ -146,9 +182,13 @@ void require_net_admin(const std::string& what) {
 
 LinkShaping link_shaping(const LinkRate& rate) {
   constexpr long kSmallestPacket = 4096, kVethPacket = 65536;
+  constexpr double kQueueSeconds = 0.020;  // tbf's "latency 20ms": the longest a packet may wait
   const double bytes_per_ms = rate.bits_per_second / 8 / 1000;
   const long packet = std::clamp(static_cast<long>(bytes_per_ms / 8), kSmallestPacket, kVethPacket);
-  return {.bucket_bytes = std::max(2 * packet, static_cast<long>(bytes_per_ms / 4)), .max_packet_bytes = packet};
+  const long bucket = std::max(2 * packet, static_cast<long>(bytes_per_ms / 4));
+  return {.bucket_bytes = bucket,
+          .max_packet_bytes = packet,
+          .queue_bytes = static_cast<long>(bytes_per_ms * 1000 * kQueueSeconds) + bucket};
 }
 
 void build_network(const ClusterRecord& r) {

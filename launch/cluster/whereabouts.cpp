@@ -19,13 +19,13 @@ bool same_namespace(const std::string& path, const struct stat& own) {
   return stat(path.c_str(), &other) == 0 && other.st_ino == own.st_ino && other.st_dev == own.st_dev;
 }
 
-// "tc tbf rate 1gbit burst 31250 latency 20ms, packets <= 15625 B, each way"
+// "tc htb rate 1gbit burst 31250, packets under 256 B first, packets <= 15625 B, each way"
 std::string shaping_text(const std::string& link_rate) {
   const LinkRate rate = parse_link_rate(link_rate);
   if (!rate.shaped()) return "none";
   const LinkShaping shaping = link_shaping(rate);
-  return fmt::format("tc tbf rate {} burst {} latency 20ms, packets <= {} B, each way", rate.text,
-                     shaping.bucket_bytes, shaping.max_packet_bytes);
+  return fmt::format("tc htb rate {} burst {}, packets under {} B first, packets <= {} B, each way", rate.text,
+                     shaping.bucket_bytes, kSmallPacketBytes, shaping.max_packet_bytes);
 }
 
 }  // namespace

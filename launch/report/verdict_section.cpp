@@ -59,7 +59,7 @@ std::string hosts_text(const std::vector<RunRecord>& runs) {
     if (!run.context.link.empty()) links.insert(run.context.link);
   }
   if (links.empty()) return fmt::format("{} hosts ({}); the link between them is not recorded", hosts.size(), fmt::join(hosts, ", "));
-  return fmt::format("{} hosts ({}); emulated cluster, link {} each way (tc tbf)", hosts.size(), fmt::join(hosts, ", "),
+  return fmt::format("{} hosts ({}); emulated cluster, link {} each way", hosts.size(), fmt::join(hosts, ", "),
                      fmt::join(links, ", "));
 }
 

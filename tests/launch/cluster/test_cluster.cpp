@@ -35,7 +35,7 @@ TEST_F(Cluster, HostsTalkTcpThroughLinksShapedToTheirRateAndDownLeavesNothing) {
 
   const Outcome status = testing::dtbench("cluster status " + name);
   EXPECT_EQ(status.exit_code, 0) << status.output;
-  EXPECT_NE(status.output.find("tbf rate 1Gbit"), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find("htb rate 1Gbit"), std::string::npos) << status.output;
   const Outcome hostname = testing::dtbench("cluster exec " + name + " 1 -- hostname");
   EXPECT_EQ(hostname.output, name + "-h1\n");
 

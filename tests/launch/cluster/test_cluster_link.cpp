@@ -32,13 +32,15 @@ TEST_F(ClusterLink, AnIdleLinkSendsNoFasterThanItsRateAndOneStreamFillsIt) {
   const auto record = cluster::read_record(name);
   ASSERT_TRUE(record.has_value());
   const Outcome status = testing::dtbench("cluster status " + name);
-  // The bucket as tc keeps it (31250 B rounded to its clock) and the packets' largest size, each way.
-  EXPECT_TRUE(std::regex_search(status.output, std::regex(R"(in: tbf rate 1Gbit burst 31\d{3}b lat 20ms, packets <= 15625 B)")))
-      << status.output;
-  EXPECT_TRUE(std::regex_search(status.output, std::regex(R"(out: tbf rate 1Gbit burst 31\d{3}b lat 20ms, packets <= 15625 B)")))
-      << status.output;
+  // The bucket as tc keeps it (31250 B rounded to its clock), small packets first and the packets'
+  // largest size, each way.
+  for (const char* way : {"in", "out"}) {
+    const std::regex shaping(fmt::format(R"({}: htb rate 1Gbit ceil 1Gbit burst 31\d{{3}}b cburst 31\d{{3}}b, packets under )"
+                                         R"(256 B first, packets <= 15625 B)", way));
+    EXPECT_TRUE(std::regex_search(status.output, shaping)) << status.output;
+  }
   constexpr double kRate = 1e9;
-  // TCP/IP and Ethernet headers: 1448 bytes of payload in each 1514-byte frame that tbf counts.
+  // TCP/IP and Ethernet headers: 1448 bytes of payload in each 1514-byte frame that HTB counts.
   constexpr double kPayloadPerWireByte = 1448.0 / 1514.0;
   constexpr double kBucketBytes = 31250;
   for (const auto& [from, to] : {std::pair{0, 1}, std::pair{1, 0}}) {

@@ -12,7 +12,7 @@ nlohmann::json worker(int rank, const std::string& host, double eth0_sent) {
                                      {"eth0", {{"sent_bytes", eth0_sent}, {"received_bytes", eth0_sent}}}};
   report["network"]["cluster"] = {{"name", "c1"},    {"host", rank < 2 ? 0 : 1}, {"host_name", host},
                                   {"hosts", 2},      {"slots", 2},               {"link", "1gbit"},
-                                  {"shaping", "tc tbf, 1gbit each way"}};
+                                  {"shaping", "tc htb, 1gbit each way"}};
   return report;
 }
 
