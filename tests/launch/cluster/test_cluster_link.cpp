@@ -74,6 +74,33 @@ TEST_F(ClusterLink, AnIdleLinkSendsNoFasterThanItsRateAndOneStreamFillsIt) {
   }
 }
 
+// A host's egress is one queue for all it sends, the acknowledgements of what it receives
+// included. With one FIFO there (tbf) a stream the host sent elsewhere held those behind its data,
+// and what came in slowed: 1 MiB messages from host 0 to host 1 while host 1 streamed to host 2
+// took 9.61 ms, 1.145 times their time at the rate (8.81 ms, 1.05, with small packets first; 1.045
+// with host 1 quiet). A real host's fq_codel serves them first, and so do the cluster's links.
+TEST_F(ClusterLink, AHostsIncomingStreamKeepsItsRateWhileItSendsElsewhere) {
+  const std::string name = unique_name();
+  up(name, 3, "1gbit");
+  const auto record = cluster::read_record(name);
+  ASSERT_TRUE(record.has_value());
+  const auto ns = [&](int host) { return cluster::namespace_name(name, host); };
+  const auto address = [&](int host) { return cluster::host_address(record->slot, host); };
+  testing::StreamResult elsewhere;
+  std::thread stream([&] { elsewhere = testing::tcp_stream(ns(1), ns(2), address(2), 3.0); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the stream past its slow start
+  constexpr size_t kSize = size_t{1} << 20;
+  const auto times = testing::tcp_message_times(ns(0), ns(1), address(1), kSize, 0.0, 40);
+  stream.join();
+  ASSERT_TRUE(times.connected && elsewhere.connected);
+  const double at_rate = static_cast<double>(kSize) * 8 / 1e9;
+  std::printf("1 MiB host 0 -> host 1 while host 1 streams to host 2: %.3f ms, %.3f of its time at the rate; "
+              "the stream %.3f Gbit/s\n",
+              times.back_to_back_s * 1e3, times.back_to_back_s / at_rate, elsewhere.steady_gbit_per_s());
+  EXPECT_LE(times.back_to_back_s, 1.10 * at_rate);
+  EXPECT_GE(elsewhere.steady_gbit_per_s(), 0.85);  // and the stream out still has the link
+}
+
 // The ring between two hosts, on the cluster's MCA file as it is (Open MPI's defaults: one TCP
 // connection per pair, carrying both directions). Its chunks are eager messages, so neither
 // direction's data waits for an acknowledgement queued behind the other's: the pair moves the
