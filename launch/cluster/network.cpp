@@ -38,10 +38,13 @@ void ip(const std::vector<std::string>& args) {
   check_command(argv);
 }
 
-// `tool` (ip or tc) acting inside namespace `ns`, or in this one when `ns` is empty.
-std::vector<std::string> in_namespace(const std::string& tool, const std::string& ns) {
-  if (ns.empty()) return {tool};
-  return {tool, "-n", ns};
+// `tool args...` (ip or tc) acting inside namespace `ns`, or in this one when `ns` is empty.
+std::vector<std::string> in_namespace(const std::string& tool, const std::string& ns,
+                                      std::initializer_list<std::string> args) {
+  std::vector<std::string> argv = {tool};
+  if (!ns.empty()) argv.insert(argv.end(), {"-n", ns});
+  argv.insert(argv.end(), args);
+  return argv;
 }
 
 // Shapes the egress of `dev` (inside namespace `ns` when given) to `rate`, as link_shaping says: an
@@ -49,14 +52,8 @@ std::vector<std::string> in_namespace(const std::string& tool, const std::string
 // one bucket allows; the bulk's queue holds what tbf's "latency 20ms" held.
 void shape(const std::string& ns, const std::string& dev, const LinkRate& rate) {
   const LinkShaping shaping = link_shaping(rate);
-  std::vector<std::string> ip_argv = in_namespace("ip", ns);
-  ip_argv.insert(ip_argv.end(), {"link", "set", "dev", dev, "gso_max_size", std::to_string(shaping.max_packet_bytes)});
-  check_command(ip_argv);
-  const auto tc = [&](std::initializer_list<std::string> args) {
-    std::vector<std::string> argv = in_namespace("tc", ns);
-    argv.insert(argv.end(), args);
-    check_command(argv);
-  };
+  check_command(in_namespace("ip", ns, {"link", "set", "dev", dev, "gso_max_size", std::to_string(shaping.max_packet_bytes)}));
+  const auto tc = [&](std::initializer_list<std::string> args) { check_command(in_namespace("tc", ns, args)); };
   const std::string bucket = std::to_string(shaping.bucket_bytes), quantum = std::to_string(shaping.max_packet_bytes);
   const auto bits = [](double bits_per_second) { return fmt::format("{}bit", std::llround(bits_per_second)); };
   const std::string small_rate = bits(rate.bits_per_second * kSmallPacketShare);
@@ -105,9 +102,7 @@ bool link_exists(const std::string& dev) { return std::filesystem::exists("/sys/
 // under 256 B first, packets <= 15625 B".
 std::string shaping(const std::string& ns, const std::string& dev) {
   const auto tc = [&](std::initializer_list<std::string> args) {
-    std::vector<std::string> argv = in_namespace("tc", ns);
-    argv.insert(argv.end(), args);
-    const CommandResult result = run_command(argv);
+    const CommandResult result = run_command(in_namespace("tc", ns, args));
     return result.exit_code == 0 ? result.output : std::string("?");
   };
   std::string text = tc({"class", "show", "dev", dev, "classid", "1:1"});
@@ -124,10 +119,8 @@ std::string shaping(const std::string& ns, const std::string& dev) {
   if (tc({"filter", "show", "dev", dev}).find("flowid 1:10") != std::string::npos) {
     text += fmt::format(", packets under {} B first", kSmallPacketBytes);
   }
-  std::vector<std::string> ip_argv = in_namespace("ip", ns);
-  ip_argv.insert(ip_argv.end(), {"-d", "link", "show", "dev", dev});
   std::smatch gso;
-  const std::string link = run_command(ip_argv).output;
+  const std::string link = run_command(in_namespace("ip", ns, {"-d", "link", "show", "dev", dev})).output;
   if (std::regex_search(link, gso, std::regex("gso_max_size (\\d+)"))) text += ", packets <= " + gso[1].str() + " B";
   return text;
 }

@@ -82,6 +82,9 @@ TEST(ClusterShaping, PacketsOfAnEighthAndABucketOfAQuarterMillisecondAtTheRate) 
   EXPECT_EQ(at("25gbit").bucket_bytes, 781250);
   EXPECT_EQ(at("100mbit").max_packet_bytes, 4096);
   EXPECT_EQ(at("100mbit").bucket_bytes, 8192);
+  // The bulk's queue: 20 ms at the rate and a bucket, as tbf's "latency 20ms" allowed.
+  EXPECT_EQ(at("1gbit").queue_bytes, 2'500'000 + 31250);
+  EXPECT_EQ(at("10gbit").queue_bytes, 25'000'000 + 312500);
 }
 
 TEST(CommandRunner, CollectsOutputAndExitCodeWithoutAShell) {
