@@ -32,6 +32,19 @@ double finish_time(double start, double cost, double backward, double stretch) {
   return backward + cost - (backward - start) / stretch;
 }
 
+// Whether the ratios measured at c.comm_scale_workers (comm_scale, bucket_shape) hold for `bucket`
+// at `workers`: always for our ring, whose steps are alike at every N. Open MPI's differ: between
+// two ranks every exchange runs over one connection, the answers of its rendezvous queued behind
+// the data (open_mpi_allreduce.h), and from three on over several, so a ratio measured on one side
+// of that says nothing of the other; nor of another algorithm than the one it measured.
+bool measured_ratios_hold(const NetworkConstants& c, int64_t bucket, int workers) {
+  if (c.comm_scale_workers <= 0 || c.schedule != AllreduceSchedule::OpenMpiTuned) return true;
+  if ((c.comm_scale_workers == 2) != (workers == 2)) return false;
+  const int64_t count = bucket / static_cast<int64_t>(sizeof(float));
+  return open_mpi_allreduce_choice(workers, bucket, count) ==
+         open_mpi_allreduce_choice(c.comm_scale_workers, bucket, count);
+}
+
 // Comm of the allreduce transports: buckets one after another on one communication thread. With
 // overlap, bucket k may start once backward has produced it — at the share of backward the run's
 // layers put before it (bucket_ready), else backward's time spread over the gradient by bytes —
@@ -50,8 +63,9 @@ StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConst
     produced += static_cast<double>(bucket);
     const double share = w.bucket_ready.empty() ? produced / static_cast<double>(w.gradient_bytes) : w.bucket_ready[k];
     const double ready = w.overlap ? backward * share : backward;
-    const double shape = k < c.bucket_shape.size() ? c.bucket_shape[k] : 1.0;
-    const double cost = allreduce_seconds(bucket, workers, c) * c.comm_scale * shape;
+    const bool measured_here = measured_ratios_hold(c, bucket, workers);
+    const double shape = measured_here && k < c.bucket_shape.size() ? c.bucket_shape[k] : 1.0;
+    const double cost = allreduce_seconds(bucket, workers, c) * (measured_here ? c.comm_scale : 1.0) * shape;
     const double cpu = std::min(cost, allreduce_steps(bucket, workers, c.schedule).wire_bytes * c.cpu_s_per_byte / 2);
     const double stretch = cost > 0 ? 1 + cpu * (slowdown - 1) / cost : 1.0;
     const double start = std::max(comm_free_at, ready);

@@ -137,9 +137,13 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
     double run_s = 0, bench_s = 0;
     for (const AllreduceSample& s : samples) run_s += s.seconds, bench_s += allreduce_seconds(s.bytes, s.workers, c);
     c.comm_scale = run_s / bench_s;
+    c.comm_scale_workers = fit.fit_workers.front();
     fit.allreduce = c;
     fit.notes.push_back(fmt::format("allreduce: the benches' line x {:.2f}, the buckets' time inside training at {} "
-                                    "workers over the bench's", c.comm_scale, workers_text(fit.fit_workers)));
+                                    "workers over the bench's{}", c.comm_scale, workers_text(fit.fit_workers),
+                                    c.schedule == AllreduceSchedule::OpenMpiTuned
+                                        ? " (where Open MPI takes the algorithm it took there; else the benches' line)"
+                                        : ""));
   }
   fit.allreduce.cpu_s_per_byte = 0;  // the runs' rates hold their CPU already
   fit.allreduce.step_overhead_s = 0, fit.allreduce.straggler_in_comm = false;
