@@ -52,9 +52,10 @@ std::vector<std::string> in_namespace(const std::string& tool, const std::string
 // one bucket allows; the bulk's queue holds what tbf's "latency 20ms" held.
 void shape(const std::string& ns, const std::string& dev, const LinkRate& rate) {
   const LinkShaping shaping = link_shaping(rate);
-  check_command(in_namespace("ip", ns, {"link", "set", "dev", dev, "gso_max_size", std::to_string(shaping.max_packet_bytes)}));
+  const std::string packet = std::to_string(shaping.max_packet_bytes);
+  check_command(in_namespace("ip", ns, {"link", "set", "dev", dev, "gso_max_size", packet}));
   const auto tc = [&](std::initializer_list<std::string> args) { check_command(in_namespace("tc", ns, args)); };
-  const std::string bucket = std::to_string(shaping.bucket_bytes), quantum = std::to_string(shaping.max_packet_bytes);
+  const std::string bucket = std::to_string(shaping.bucket_bytes), quantum = packet;  // a turn: one packet
   const auto bits = [](double bits_per_second) { return fmt::format("{}bit", std::llround(bits_per_second)); };
   const std::string small_rate = bits(rate.bits_per_second * kSmallPacketShare);
   const std::string bulk_rate = bits(rate.bits_per_second * (1 - kSmallPacketShare));
@@ -108,8 +109,8 @@ std::string shaping(const std::string& ns, const std::string& dev) {
   std::string text = tc({"class", "show", "dev", dev, "classid", "1:1"});
   if (text.empty() || text == "?") {
     // "qdisc noqueue 0: root refcnt 2" -> "noqueue"
-    text = std::regex_replace(tc({"qdisc", "show", "dev", dev, "root"}), std::regex("qdisc (\\S+) \\S+ root (refcnt \\d+ )?"),
-                              "$1 ");
+    const std::regex root_qdisc("qdisc (\\S+) \\S+ root (refcnt \\d+ )?");
+    text = std::regex_replace(tc({"qdisc", "show", "dev", dev, "root"}), root_qdisc, "$1 ");
   } else {
     // "class htb 1:1 root rate 1Gbit ceil 1Gbit burst 31125b cburst 31125b" -> "htb rate 1Gbit ..."
     text = std::regex_replace(text, std::regex("class (\\S+) \\S+ root "), "$1 ");

@@ -142,7 +142,8 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
     fit.notes.push_back(fmt::format("allreduce: the benches' line x {:.2f}, the buckets' time inside training at {} "
                                     "workers over the bench's{}", c.comm_scale, workers_text(fit.fit_workers),
                                     c.schedule == AllreduceSchedule::OpenMpiTuned
-                                        ? " (Open MPI's: on the same side of two ranks and with the algorithm it took there; else the benches' line)"
+                                        ? " (Open MPI's: on the same side of two ranks and with the algorithm it "
+                                          "took there; else the benches' line)"
                                         : ""));
   }
   fit.allreduce.cpu_s_per_byte = 0;  // the runs' rates hold their CPU already

@@ -35,8 +35,8 @@ TEST_F(ClusterLink, AnIdleLinkSendsNoFasterThanItsRateAndOneStreamFillsIt) {
   // The bucket as tc keeps it (31250 B rounded to its clock), small packets first and the packets'
   // largest size, each way.
   for (const char* way : {"in", "out"}) {
-    const std::regex shaping(fmt::format(R"({}: htb rate 1Gbit ceil 1Gbit burst 31\d{{3}}b cburst 31\d{{3}}b, packets under )"
-                                         R"(256 B first, packets <= 15625 B)", way));
+    const std::regex shaping(fmt::format(R"({}: htb rate 1Gbit ceil 1Gbit burst 31\d{{3}}b cburst 31\d{{3}}b, )"
+                                         R"(packets under 256 B first, packets <= 15625 B)", way));
     EXPECT_TRUE(std::regex_search(status.output, shaping)) << status.output;
   }
   constexpr double kRate = 1e9;
