@@ -14,15 +14,19 @@
 Every phase is measured from its own clock reads, none is what is left of the step: so the phases
 summing to the total is a check (tests/launch/test_cli_pytorch.cpp, pytorch/tests) that fails when
 a phase is lost or counted twice on its way to the report, instead of one that holds by definition.
-comm_total is the sum over buckets of each bucket's allreduce time, hidden or not, as dtbench's
-comm_total: from when gloo could start it (its hand-over, or the previous bucket's completion if
-later: gloo runs one collective at a time) to its completion. bucket_spans gives each bucket's
-hand-over (ready), start and end, in seconds from backward's start, and its bytes.
+comm_total is the time communication was in progress, hidden or not, as dtbench's comm_total: the
+sum over buckets of the span from the bucket's hand-over, or the previous bucket's completion if
+later, to its own completion. gloo runs a process group's collectives on two threads, so a bucket
+handed over while the one before it is in flight shares the wire with it (a 4 KiB allreduce handed
+over after a 128 MiB one completes first): such spans split the time both were in flight, they are
+no bucket's own time (the cost model's fit times those buckets together, launch/predict/run_fit.h),
+and each completion is paired with its own hand-over, whichever completes first. bucket_spans gives
+each bucket's hand-over (ready), start and end, in seconds from backward's start, and its bytes.
 """
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import torch
 import torch.distributed as dist
@@ -35,7 +39,7 @@ class BucketTimes:
     """The hand-over and completion times of this step's buckets (perf_counter seconds)."""
 
     handed: List[float] = field(default_factory=list)
-    completed: List[float] = field(default_factory=list)
+    completed: Dict[int, float] = field(default_factory=dict)  # by the bucket's place in hand-over order
     sizes: List[int] = field(default_factory=list)  # bytes, in hand-over order
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -54,6 +58,7 @@ def timed_allreduce_hook(state: BucketTimes, bucket: dist.GradBucket) -> torch.f
     handed = now()
     tensor = bucket.buffer()
     with state.lock:
+        place = len(state.handed)
         state.handed.append(handed)
         state.sizes.append(tensor.numel() * tensor.element_size())
     tensor.div_(dist.get_world_size())
@@ -62,7 +67,7 @@ def timed_allreduce_hook(state: BucketTimes, bucket: dist.GradBucket) -> torch.f
     def completed(fut: torch.futures.Future) -> torch.Tensor:
         done = now()
         with state.lock:
-            state.completed.append(done)
+            state.completed[place] = done
         return fut.value()[0]
 
     return future.then(completed)
@@ -91,19 +96,20 @@ def split_step(start: float, load_start: float, forward_start: float, backward_s
     comm_total, count, spans = 0.0, 0, []
     if buckets is not None:
         with buckets.lock:
-            handed, completed, sizes = list(buckets.handed), list(buckets.completed), list(buckets.sizes)
+            handed, sizes = list(buckets.handed), list(buckets.sizes)
+            completed = [buckets.completed[place] for place in range(len(handed))]
         count = len(handed)
         if handed:
             backward_compute_end = min(max(handed), backward_end)
-        # The n-th completion belongs to the n-th hand-over: gloo runs a process group's
-        # collectives in order, one at a time, so a bucket starts when it is handed over or when
-        # the one before it completes, and buckets complete in the order they were handed over.
+        # A bucket's span starts at its hand-over or at the previous bucket's completion, whichever
+        # is later, and ends at its own completion (no earlier than it starts): the spans cover the
+        # time any bucket was in flight once.
         previous_done = backward_start
         for given, done, size in zip(handed, completed, sizes):
             begun = min(max(given, previous_done), done)
             comm_total += done - begun
             spans.append([given - backward_start, begun - backward_start, done - backward_start, size])
-            previous_done = done
+            previous_done = max(previous_done, done)
     other = load_start - start
     load = forward_start - load_start
     forward = backward_start - forward_start

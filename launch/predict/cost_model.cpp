@@ -228,6 +228,8 @@ bool allreduce_transport(PredictTransport transport) {
          transport_row(transport_name(transport)).family == TransportFamily::MpiAllreduce;
 }
 
+bool buckets_in_flight_together(PredictTransport transport) { return transport == PredictTransport::Ddp; }
+
 bool synchronous_transport(PredictTransport transport) {
   return transport == PredictTransport::Ddp || transport_row(transport_name(transport)).synchronous;
 }

@@ -32,6 +32,12 @@ PredictTransport parse_predict_transport(std::string_view text);
 // waits for every worker.
 bool allreduce_transport(PredictTransport transport);
 bool synchronous_transport(PredictTransport transport);
+// Whether the transport may keep several buckets in flight at once (DDP: gloo runs a process
+// group's collectives on two threads), so that a bucket handed over before the one before it
+// completed shares the wire with it, and its span holds the other's bytes. The fit times such
+// buckets together (run_fit.h); the model's buckets, one after another, stand for them: the same
+// bytes through the same links end when they end.
+bool buckets_in_flight_together(PredictTransport transport);
 
 // One transport's constants at one link rate.
 struct NetworkConstants {

@@ -87,6 +87,24 @@ NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, doub
   return c;
 }
 
+NetworkConstants fit_allreduce_groups(const std::vector<std::vector<AllreduceSample>>& groups,
+                                      AllreduceSchedule schedule) {
+  std::vector<Row> rows;
+  for (const std::vector<AllreduceSample>& group : groups) {
+    Row row;
+    for (const AllreduceSample& s : group) {
+      if (s.workers < 2) continue;  // one rank moves nothing
+      const AllreduceSteps steps = allreduce_steps(s.bytes, s.workers, schedule);
+      row.a += steps.latencies, row.b += steps.wire_bytes, row.y += s.seconds;
+    }
+    if (row.b > 0) rows.push_back(row);
+  }
+  const auto [alpha, inverse_beta] = least_squares(rows, "allreduce fit");
+  NetworkConstants c = checked(rows, alpha, inverse_beta, "allreduce fit");
+  c.schedule = schedule;
+  return c;
+}
+
 void set_measured_curve(const std::vector<AllreduceSample>& samples, NetworkConstants& c) {
   c.curve.clear();
   c.curve_workers = 0;

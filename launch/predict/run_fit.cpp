@@ -55,27 +55,56 @@ void pool_compute(RunFit& fit, const std::vector<FitRun>& runs) {
 }
 
 // Each bucket's time inside training, the last one less the rank's wait for the slowest to arrive
-// (its allreduce could not end before that rank's bucket came in).
+// (its allreduce could not end before that rank's bucket came in). Where the transport keeps
+// several buckets in flight (buckets_in_flight_together), one handed over before the one before it
+// completed shares the wire with it, and its span (from that completion to its own) is no time of
+// its own: such buckets form one group, timed together from the first one's start to the last
+// one's end. Elsewhere every bucket is a group of its own.
 struct BucketSample {
+  size_t group = 0;
   int index = 0;
   AllreduceSample sample{};
 };
 
-std::vector<BucketSample> bucket_samples(const std::vector<FitRun>& runs) {
+std::vector<BucketSample> bucket_samples(const std::vector<FitRun>& runs, bool in_flight_together) {
   std::vector<BucketSample> samples;
+  size_t group = 0;
   for (const FitRun& run : runs) {
-    int last = -1;
+    std::vector<MeasuredPiece> buckets;
     for (const MeasuredPiece& p : run.pieces) {
-      if (p.what == "allreduce bucket") last = std::max(last, p.index);
+      if (p.what == "allreduce bucket") buckets.push_back(p);
     }
-    for (const MeasuredPiece& p : run.pieces) {
-      if (p.what != "allreduce bucket") continue;
-      const double wait = p.index == last ? run.arrival_wait_s : 0.0;
-      samples.push_back({.index = p.index, .sample = {.bytes = p.bytes, .workers = run.measured.workers,
-                                                       .seconds = std::max(p.seconds() - wait, 1e-9)}});
+    std::sort(buckets.begin(), buckets.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
+    for (size_t k = 0; k < buckets.size(); ++k) {
+      const MeasuredPiece& p = buckets[k];
+      const bool joins = in_flight_together && k > 0 && p.ready_s < buckets[k - 1].end_s;
+      if (!joins && !samples.empty()) ++group;
+      const double wait = k + 1 == buckets.size() ? run.arrival_wait_s : 0.0;
+      samples.push_back({.group = group, .index = p.index, .sample = {.bytes = p.bytes, .workers = run.measured.workers,
+                                                                       .seconds = std::max(p.seconds() - wait, 1e-9)}});
     }
   }
   return samples;
+}
+
+std::vector<std::vector<AllreduceSample>> by_group(const std::vector<BucketSample>& buckets) {
+  std::vector<std::vector<AllreduceSample>> groups(buckets.empty() ? 0 : buckets.back().group + 1);
+  for (const BucketSample& b : buckets) groups[b.group].push_back(b.sample);
+  return groups;
+}
+
+// A group's time shared among its buckets as the fitted line shares it (comm_scale included).
+void share_group_times(std::vector<BucketSample>& buckets, const NetworkConstants& c) {
+  std::vector<double> measured(buckets.empty() ? 0 : buckets.back().group + 1, 0.0), modelled(measured);
+  for (const BucketSample& b : buckets) {
+    measured[b.group] += b.sample.seconds;
+    modelled[b.group] += allreduce_seconds(b.sample.bytes, b.sample.workers, c);
+  }
+  for (BucketSample& b : buckets) {
+    if (modelled[b.group] > 0) {
+      b.sample.seconds = measured[b.group] * allreduce_seconds(b.sample.bytes, b.sample.workers, c) / modelled[b.group];
+    }
+  }
 }
 
 // Each bucket's time over the fitted line's (as the model takes it, comm_scale included), pooled
@@ -112,18 +141,24 @@ NetworkConstants latency_only(const std::vector<AllreduceSample>& samples, Allre
 }
 
 void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const FittedConstants* benches) {
-  const std::vector<BucketSample> buckets = bucket_samples(runs);
+  std::vector<BucketSample> buckets = bucket_samples(runs, buckets_in_flight_together(fit.transport));
   std::vector<AllreduceSample> samples;
   for (const BucketSample& b : buckets) samples.push_back(b.sample);
   if (samples.empty()) fail_input("the fit runs ({}) timed no allreduce bucket", fmt::join(fit.fit_runs, ", "));
+  const std::vector<std::vector<AllreduceSample>> groups = by_group(buckets);
+  const size_t timed_together = static_cast<size_t>(
+      std::count_if(groups.begin(), groups.end(), [](const auto& group) { return group.size() > 1; }));
+  const std::string together_text =
+      timed_together == 0 ? ""
+                          : fmt::format(" ({} of them several buckets in flight at once, timed together)", timed_together);
   if (fit.fit_workers.size() > 1) {
     try {
       // summing is inside the runs' times: in beta
-      fit.allreduce = fit_allreduce(samples, 0.0, allreduce_schedule(fit.transport));
+      fit.allreduce = fit_allreduce_groups(groups, allreduce_schedule(fit.transport));
       fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us, beta {:.3f} Gbit/s, least squares on {} bucket "
-                                      "time(s) inside training at {} workers", 1e6 * fit.allreduce.alpha_s,
-                                      8e-9 * fit.allreduce.beta_bytes_per_s, samples.size(),
-                                      workers_text(fit.fit_workers)));
+                                      "time(s) inside training at {} workers{}", 1e6 * fit.allreduce.alpha_s,
+                                      8e-9 * fit.allreduce.beta_bytes_per_s, groups.size(),
+                                      workers_text(fit.fit_workers), together_text));
     } catch (const InputError&) {
       fit.allreduce = latency_only(samples, allreduce_schedule(fit.transport));
       fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us per step and no bandwidth term: the buckets' "
@@ -140,7 +175,8 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
     c.comm_scale_workers = fit.fit_workers.front();
     fit.allreduce = c;
     fit.notes.push_back(fmt::format("allreduce: the benches' line x {:.2f}, the buckets' time inside training at {} "
-                                    "workers over the bench's{}", c.comm_scale, workers_text(fit.fit_workers),
+                                    "workers over the bench's{}{}", c.comm_scale, workers_text(fit.fit_workers),
+                                    together_text,
                                     c.schedule == AllreduceSchedule::OpenMpiTuned
                                         ? " (Open MPI's: on the same side of two ranks and with the algorithm it "
                                           "took there; else the benches' line)"
@@ -148,6 +184,7 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
   }
   fit.allreduce.cpu_s_per_byte = 0;  // the runs' rates hold their CPU already
   fit.allreduce.step_overhead_s = 0, fit.allreduce.straggler_in_comm = false;
+  share_group_times(buckets, fit.allreduce);
   fit.allreduce.bucket_shape = fitted_bucket_shape(buckets, fit.allreduce, fit.workload.bucket_bytes.size());
   if (!fit.allreduce.bucket_shape.empty()) {
     fit.notes.push_back(fmt::format("each bucket's time over the line, over the runs: {:.2f}",

@@ -70,6 +70,37 @@ def run_world(directories: list) -> list:
     return results
 
 
+# Two ranks on loopback hand gloo a 128 MiB allreduce, then a 4 KiB one, and print the order the
+# two completed in. What phases.py's bucket spans and predict's fit (buckets in flight together,
+# timed together) rest on: gloo runs a process group's collectives on two threads, so the small one
+# does not wait for the large one.
+IN_FLIGHT_SCRIPT = """
+import os, sys, torch, torch.distributed as dist
+rank = int(sys.argv[1])
+dist.init_process_group("gloo", init_method="tcp://127.0.0.1:" + sys.argv[2], rank=rank, world_size=2)
+large, small, order = torch.ones(32 << 20), torch.ones(1024), []
+futures = [dist.all_reduce(t, async_op=True).get_future().then(lambda f, name=name: order.append(name))
+           for name, t in (("large", large), ("small", small))]
+for f in futures:
+    f.wait()
+if rank == 0:
+    print(" ".join(order))
+dist.destroy_process_group()
+"""
+
+
+@unittest.skipIf(TORCH_MISSING, TORCH_MISSING)
+class GlooInFlight(unittest.TestCase):
+    def test_a_small_allreduce_handed_over_after_a_large_one_completes_first(self):
+        port = str(free_port())
+        ranks = [subprocess.Popen(["/usr/bin/python3", "-c", IN_FLIGHT_SCRIPT, str(rank), port],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for rank in (0, 1)]
+        outputs = [rank.communicate(timeout=PATIENCE_S) for rank in ranks]
+        for rank, (out, err) in zip(ranks, outputs):
+            self.assertEqual(rank.returncode, 0, err)
+        self.assertEqual(outputs[0][0].split(), ["small", "large"])
+
+
 @unittest.skipIf(TORCH_MISSING, TORCH_MISSING)
 class TwoWorkers(unittest.TestCase):
     def world(self, tmp: str, data: dict, steps: int, **overrides) -> tuple:

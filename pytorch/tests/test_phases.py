@@ -15,7 +15,7 @@ class SplitStep(unittest.TestCase):
     def test_a_bucket_handed_over_while_the_one_before_runs_starts_when_that_one_ends(self):
         buckets = phases.BucketTimes()
         buckets.handed += [1.0, 1.5]
-        buckets.completed += [1.8, 2.0]
+        buckets.completed.update({0: 1.8, 1: 2.0})
         buckets.sizes += [400, 100]
         # previous step ended at 0, load from 0.1, forward from 0.2, backward from 0.5 to 2.0,
         # the update until 2.5.
@@ -31,12 +31,28 @@ class SplitStep(unittest.TestCase):
                 self.assertAlmostEqual(value, wanted)
         self.assertAlmostEqual(got.comm_total, 0.8 + 0.2)
 
+    def test_a_bucket_completing_before_the_one_handed_over_earlier_keeps_its_own_completion(self):
+        # gloo runs two collectives at once: a small bucket handed over at 1.5 beside a large one
+        # in flight since 1.0 completes at 1.7, the large one at 2.0. Paired by completion order
+        # the large one would end at 1.7 and the small at 2.0.
+        buckets = phases.BucketTimes()
+        buckets.handed += [1.0, 1.5]
+        buckets.sizes += [400, 4]
+        buckets.completed[1] = 1.7
+        buckets.completed[0] = 2.0
+        got = phases.split_step(0.0, 0.1, 0.2, 0.5, 2.0, 2.5, buckets)
+        expected = [[0.5, 0.5, 1.5, 400], [1.0, 1.2, 1.2, 4]]  # the small one's span inside the large one's
+        for span, want in zip(got.bucket_spans, expected):
+            for value, wanted in zip(span, want):
+                self.assertAlmostEqual(value, wanted)
+        self.assertAlmostEqual(got.comm_total, 1.0)  # the time any bucket was in flight, once
+
     def test_every_phase_is_its_own_span_so_their_sum_checks_the_step(self):
         # other is the gap from the previous step's end to the load, measured, not what is left
         # of the total: a phase lost on the way would leave the sum short of the total.
         buckets = phases.BucketTimes()
         buckets.handed += [1.0]
-        buckets.completed += [1.6]
+        buckets.completed.update({0: 1.6})
         buckets.sizes += [4]
         got = phases.split_step(0.0, 0.25, 0.5, 0.75, 1.5, 2.0, buckets)
         self.assertEqual((got.other, got.load, got.forward, got.backward, got.comm, got.update),
