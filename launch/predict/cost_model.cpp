@@ -63,9 +63,7 @@ StepPrediction allreduce_step(const Workload& w, int workers, const NetworkConst
     produced += static_cast<double>(bucket);
     const double share = w.bucket_ready.empty() ? produced / static_cast<double>(w.gradient_bytes) : w.bucket_ready[k];
     const double ready = w.overlap ? backward * share : backward;
-    const bool measured_here = measured_ratios_hold(c, bucket, workers);
-    const double shape = measured_here && k < c.bucket_shape.size() ? c.bucket_shape[k] : 1.0;
-    const double cost = allreduce_seconds(bucket, workers, c) * (measured_here ? c.comm_scale : 1.0) * shape;
+    const double cost = bucket_seconds(c, k, bucket, workers);
     const double cpu = std::min(cost, allreduce_steps(bucket, workers, c.schedule).wire_bytes * c.cpu_s_per_byte / 2);
     const double stretch = cost > 0 ? 1 + cpu * (slowdown - 1) / cost : 1.0;
     const double start = std::max(comm_free_at, ready);
@@ -134,6 +132,12 @@ double allreduce_seconds(int64_t bytes, int workers, const NetworkConstants& c) 
   }
   const AllreduceSteps steps = allreduce_steps(bytes, workers, c.schedule);
   return steps.latencies * c.alpha_s + steps.wire_bytes / c.beta_bytes_per_s + steps.summed_bytes * c.reduce_s_per_byte;
+}
+
+double bucket_seconds(const NetworkConstants& c, size_t k, int64_t bytes, int workers) {
+  const bool measured_here = measured_ratios_hold(c, bytes, workers);
+  const double shape = measured_here && k < c.bucket_shape.size() ? c.bucket_shape[k] : 1.0;
+  return allreduce_seconds(bytes, workers, c) * (measured_here ? c.comm_scale : 1.0) * shape;
 }
 
 AllreduceSchedule allreduce_schedule(PredictTransport transport) {

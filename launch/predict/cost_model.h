@@ -115,6 +115,9 @@ struct StepPrediction {
 // (S/N)/beta, plus reducing (N-1)/N of the bytes) — or, for the workers and within the sizes of the
 // measured curve, the measured time (log-log between its two nearest sizes).
 double allreduce_seconds(int64_t bytes, int workers, const NetworkConstants& c);
+// Bucket k's allreduce of `bytes` across `workers` as the model takes it: allreduce_seconds, carried
+// by comm_scale and the bucket's shape where the ratios measured at comm_scale_workers hold there.
+double bucket_seconds(const NetworkConstants& c, size_t k, int64_t bytes, int workers);
 // The steps of one allreduce of float32 `bytes` across `workers` under `schedule`.
 AllreduceSteps allreduce_steps(int64_t bytes, int workers, AllreduceSchedule schedule);
 

@@ -11,6 +11,7 @@
 
 #include "core/util/error.h"
 #include "launch/predict/order_statistic.h"
+#include "launch/predict/replay.h"
 #include "launch/report/format.h"
 
 namespace dtbench {
@@ -190,13 +191,11 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
     fit.notes.push_back(fmt::format("each bucket's time over the line, over the runs: {:.2f}",
                                     fmt::join(fit.allreduce.bucket_shape, ", ")));
   }
-  // What is left of each run's step once compute, its slowest of N and the buckets are placed.
+  // What is left of each run's step once its ranks' compute and the buckets are replayed.
   std::vector<std::pair<int, double>> left;
   for (const FitRun& run : runs) {
     const int n = run.measured.workers;
-    Workload w = fit.workload;
-    w.straggler_s = straggler_seconds(fit, n);
-    left.emplace_back(n, run.step_s - predict_step(fit.transport, w, n, ServerLayout{}, fit.allreduce).step_s);
+    left.emplace_back(n, run.step_s - replay_allreduce_steps(fit.workload, fit.compute_samples, n, fit.allreduce).step_s);
   }
   // Their mean, not a line in N: through two host counts a line would carry whatever the fitted
   // terms left at the larger one (a layout of the emulated hosts, a bucket slower than its line)
@@ -330,7 +329,11 @@ RunFit fit_on_runs(const std::vector<FitRun>& runs, const FittedConstants* bench
   pool_compute(fit, runs);
   fit.notes.push_back(fmt::format("compute: {} per-step samples of every rank, mean {:.3f} ms{}",
                                   fit.compute_samples.size(), 1e3 * fit.mean_compute_s,
-                                  synchronous_transport(fit.transport) ? "; a step waits for the largest of N draws" : ""));
+                                  !synchronous_transport(fit.transport) ? ""
+                                  : allreduce_transport(fit.transport)
+                                      ? "; a step of N replayed from N draws, each bucket reduced once the last rank "
+                                        "has it"
+                                      : "; a step waits for the largest of N draws"));
   if (fit.transport == PredictTransport::Mpi) note_mpi_algorithms(fit);
   if (allreduce_transport(fit.transport)) {
     fit_allreduce_terms(fit, runs, benches);
@@ -359,11 +362,12 @@ RunFitStep predict_from_runs(const RunFit& fit, int workers) {
     return out;
   }
   if (allreduce_transport(fit.transport)) {
-    Workload w = fit.workload;
-    w.straggler_s = out.straggler_s;
     NetworkConstants c = fit.allreduce;
     c.step_overhead_s = fit.overhead.at(workers);
-    out.step = predict_step(fit.transport, w, workers, ServerLayout{}, c);
+    const ReplayedSteps replayed = replay_allreduce_steps(fit.workload, fit.compute_samples, workers, c);
+    out.step = {.step_s = replayed.step_s, .compute_s = replayed.compute_s,
+                .comm_exposed_s = replayed.step_s - replayed.compute_s, .comm_total_s = replayed.comm_total_s,
+                .bucket_end_s = replayed.bucket_end_s};
     return out;
   }
   // Bucketed pushes run partly under backward, so the rest may take back some of the transfer; a

@@ -4,12 +4,14 @@
 //   compute     every rank's per-step compute pooled over the runs; a synchronous step of N waits
 //               for the largest of N draws from it (order_statistic.h), an async one for the mean;
 //   allreduce   alpha and beta fitted on the buckets' times inside training (each rank's bucket
-//               less its wait for the last rank to arrive), the buckets placed against backward as
-//               the runs had them ready (cost_model.h's overlap), and the delays no bucket accounts
-//               for (the arrival-time exchange, ready buckets waiting for the communication thread):
-//               what is left of each run's step, its mean; each bucket's time over the line,
-//               pooled over the runs, kept as its shape; MPI_Allreduce's buckets counted in the
-//               steps of the algorithm Open MPI takes at each N (comm/open_mpi_allreduce.h);
+//               less its wait for the last rank to arrive; buckets in flight together timed
+//               together), and the delays no bucket accounts for (the arrival-time exchange, ready
+//               buckets waiting for the communication thread): what is left of each run's step,
+//               its mean; each bucket's time over the line, pooled over the runs, kept as its
+//               shape; MPI_Allreduce's buckets counted in the steps of the algorithm Open MPI takes
+//               at each N (comm/open_mpi_allreduce.h). A step of N is replayed (replay.h): N
+//               ranks' computes drawn, each bucket reduced once the last rank has it ready, so a
+//               slow rank costs what the communication does not already wait;
 //   servers     push + pull as timed inside training, a line in (N-1)/N (the bytes a worker's and
 //               a shard's links carry); the rest of the round beyond the slowest worker's compute
 //               (the servers' summing and update, gRPC's work, less what of push and pull ran

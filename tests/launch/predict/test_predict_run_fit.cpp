@@ -196,7 +196,10 @@ FitRun ddp_overlapping_run(int n) {
                  .start_s = first_start, .end_s = first_end},
                 {.what = "allreduce bucket", .index = 1, .bytes = kLarge, .ready_s = second_handed,
                  .start_s = first_end, .end_s = second_end}};
-  run.step_s = slowest_of(n) + (second_end - second_handed) + kO0;
+  // Replayed, each rank's 1 MiB is ready 0.6 of the way through its compute (update and forward
+  // half of it, then a fifth of backward's half), the slowest rank's first; both buckets then run
+  // on, longer than any rank's backward.
+  run.step_s = 0.6 * slowest_of(n) + alone(kSmall) + alone(kLarge) + kO0;
   return run;
 }
 
@@ -212,10 +215,9 @@ TEST(RunFit, DdpBucketsInFlightTogetherAreTimedTogether) {
   EXPECT_NEAR(fit.allreduce.bucket_shape[0], 1.0, 1e-9);
   EXPECT_NEAR(fit.allreduce.bucket_shape[1], 1.0, 1e-9);
   EXPECT_NEAR(fit.overhead.at(4), kO0, 1e-9);
-  // By hand at 4: the first bucket from 2 ms, then the second, ending 2 ms + both lines; the step
-  // waits from backward's end (10 ms) for it.
+  // By hand at 4: the first bucket once the slowest of 4 has it, then the second.
   const auto line4 = [](int64_t bytes) { return 6 * (kAlpha + static_cast<double>(bytes) / 4 / kBeta); };
-  const double by_hand = slowest_of(4) + 0.002 + line4(1 << 20) + line4(4 << 20) - 0.010 + kO0;
+  const double by_hand = 0.6 * slowest_of(4) + line4(1 << 20) + line4(4 << 20) + kO0;
   EXPECT_NEAR(predict_from_runs(fit, 4).step.step_s, by_hand, 1e-9);
   const std::string notes = fmt::format("{}", fmt::join(fit.notes, "; "));
   EXPECT_NE(notes.find("2 of them several buckets in flight at once, timed together"), std::string::npos) << notes;

@@ -1,0 +1,76 @@
+// The replay of N ranks' steps (replay.h) against figures worked by hand, and its random draws
+// against the exact order statistic (order_statistic.h), an independent computation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "core/util/error.h"
+#include "launch/predict/order_statistic.h"
+#include "launch/predict/replay.h"
+
+namespace dtbench {
+namespace {
+
+// Compute phases of 20 ms: forward and update 5 ms each around 10 ms of backward, so a rank
+// drawing x starts backward at x/2 and ends it at x. One bucket of 1 MiB.
+Workload one_bucket(bool overlap, double ready) {
+  return {.compute = {.forward_s = 0.005, .backward_s = 0.010, .update_s = 0.005},
+          .bucket_bytes = {1 << 20}, .bucket_ready = {ready}, .overlap = overlap, .gradient_bytes = 1 << 20};
+}
+
+// A line of 1 ms a ring step and no bandwidth term: 2(N-1) ms an allreduce.
+NetworkConstants steps_of_a_millisecond() {
+  return {.alpha_s = 0.001, .beta_bytes_per_s = std::numeric_limits<double>::infinity()};
+}
+
+TEST(Replay, AfterBackwardTheStepWaitsForTheSlowestRankWhole) {
+  // Two ranks drawing 10 or 30 ms: the slowest is 10 ms with chance 1/4, else 30 — 25 ms on
+  // average; the bucket (2 ms at 2 ranks) after it.
+  const ReplayedSteps two = replay_allreduce_steps(one_bucket(false, 1.0), {0.010, 0.030}, 2,
+                                                   steps_of_a_millisecond());
+  EXPECT_NEAR(two.step_s, 0.025 + 0.002, 1e-12);
+  EXPECT_NEAR(two.compute_s, 0.020, 1e-12);
+  ASSERT_EQ(two.bucket_end_s.size(), 1u);
+  EXPECT_NEAR(two.bucket_end_s[0], 0.027, 1e-12);
+  EXPECT_NEAR(two.comm_total_s, 0.002, 1e-12);
+}
+
+TEST(Replay, ASlowRankCostsOnlyWhatTheCommunicationDoesNotAlreadyWait) {
+  // The bucket ready a fifth into backward (0.6 x), reduced beside it, and long: 4 ranks, 6 ring
+  // steps of 10 ms. The step is 0.6 of the slowest rank's compute and the 60 ms allreduce, not
+  // the slowest compute whole and the allreduce's part after the mean rank's backward.
+  NetworkConstants c = steps_of_a_millisecond();
+  c.alpha_s = 0.010;
+  c.step_overhead_s = 0.0005;
+  const ReplayedSteps four = replay_allreduce_steps(one_bucket(true, 0.2), {0.010, 0.030}, 4, c);
+  const double slowest = 0.030 - 0.020 / 16;  // of 4 draws
+  EXPECT_NEAR(four.step_s, 0.6 * slowest + 0.060 + 0.0005, 1e-12);
+  // A bucket short enough to finish under the slowest rank's backward leaves that rank's compute.
+  c.alpha_s = 0.0001;
+  const ReplayedSteps short_bucket = replay_allreduce_steps(one_bucket(true, 0.2), {0.010, 0.030}, 4, c);
+  EXPECT_NEAR(short_bucket.step_s, slowest + 0.0005, 1e-12);
+}
+
+TEST(Replay, RandomDrawsAgreeWithTheExactOrderStatistic) {
+  // 500 distinct computes and 4 ranks are too many combinations to replay each: the replay draws.
+  // With the bucket after backward the step is the slowest of 4 draws and the allreduce.
+  std::mt19937_64 generator(7);
+  std::lognormal_distribution<double> spread(std::log(0.020), 0.3);
+  std::vector<double> samples(500);
+  for (double& s : samples) s = spread(generator);
+  const ReplayedSteps drawn = replay_allreduce_steps(one_bucket(false, 1.0), samples, 4, steps_of_a_millisecond());
+  const double exact = expected_max_of(samples, 4) + 0.006;
+  EXPECT_NEAR(drawn.step_s, exact, 0.005 * exact);  // 20,000 draws of a spread of 30 %: 0.3 % standard error
+  EXPECT_EQ(drawn.step_s, replay_allreduce_steps(one_bucket(false, 1.0), samples, 4, steps_of_a_millisecond()).step_s);
+}
+
+TEST(Replay, NothingToDrawFromOrOneRankIsRefused) {
+  EXPECT_THROW(replay_allreduce_steps(one_bucket(false, 1.0), {}, 2, steps_of_a_millisecond()), InputError);
+  EXPECT_THROW(replay_allreduce_steps(one_bucket(false, 1.0), {0.01}, 1, steps_of_a_millisecond()), InputError);
+  EXPECT_THROW(replay_allreduce_steps(Workload{}, {0.01}, 2, steps_of_a_millisecond()), InputError);
+}
+
+}  // namespace
+}  // namespace dtbench
