@@ -68,6 +68,10 @@ ClusterRecord claim(const UpOptions& o) {
   r.cores_per_host = cores.hosts.front().cores;
   for (const HostCores& host : cores.hosts) r.host_cpus.push_back(host.cpus);
   r.time_sliced = cores.time_sliced;
+  for (const HostCores& filler : cores.fillers) {
+    r.filler_cpus.push_back(filler.cpus);
+    r.filler_cores.push_back(filler.cores);
+  }
   r.dir = fs::absolute(o.dir.empty() ? fs::path("/tmp/dtbench-cluster-" + o.name) : o.dir);
   r.dir_created = !fs::exists(r.dir);
   r.builder = ProcessId::of(getpid());
@@ -93,6 +97,9 @@ ClusterRecord up(const UpOptions& o) {
     write_cluster_files(r);
     for (int host = 0; host < r.hosts; ++host) {
       make_host_cgroup(r.name, host, {r.host_cpus[static_cast<size_t>(host)], r.cores_per_host});
+    }
+    for (size_t k = 0; k < r.filler_cpus.size(); ++k) {
+      start_filler(r.name, static_cast<int>(k), {r.filler_cpus[k], r.filler_cores[k]});
     }
     build_network(r);
     if (r.slurm) start_slurm(r);
@@ -158,6 +165,12 @@ std::string describe(const ClusterRecord& r) {
                           h.present && host_frozen(r.name, static_cast<int>(host)) ? " FROZEN" : "");
     }
     text += h.present ? fmt::format("  in: {}  out: {}\n", h.shaping_in, h.shaping_out) : "  MISSING\n";
+  }
+  for (size_t k = 0; k < r.filler_cpus.size() && k < r.filler_cores.size(); ++k) {
+    const std::vector<pid_t> running = r.complete ? filler_processes(r.name, static_cast<int>(k)) : std::vector<pid_t>{};
+    text += fmt::format("  {:<12} cores {} quota {:.3g}, the part no host is promised: yields to any host that wants "
+                        "it{}\n", filler_name(r.name, static_cast<int>(k)), r.filler_cpus[k], r.filler_cores[k],
+                        r.complete && running.empty() ? " MISSING" : "");
   }
   if (r.slurm && r.complete) text += describe_slurm(r);
   return text;

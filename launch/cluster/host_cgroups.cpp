@@ -1,6 +1,10 @@
 #include "launch/cluster/host_cgroups.h"
 
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -110,17 +114,19 @@ void require_cgroups(const std::string& what) {
   }
 }
 
-std::vector<fs::path> host_cgroup_dirs(const std::string& cluster, int host) {
-  if (cgroups_unified_only()) return {fs::path(kCgroupRoot) / namespace_name(cluster, host)};
+namespace {
+
+// The directories of the cgroup `name`: one per v1 hierarchy, or the one v2 cgroup.
+std::vector<fs::path> cgroup_dirs(const std::string& name) {
+  if (cgroups_unified_only()) return {fs::path(kCgroupRoot) / name};
   std::vector<fs::path> dirs;
   for (const char* controller : kV1Controllers) {
-    if (const auto mount = v1_mount(controller)) dirs.push_back(*mount / namespace_name(cluster, host));
+    if (const auto mount = v1_mount(controller)) dirs.push_back(*mount / name);
   }
   return dirs;
 }
 
-void make_host_cgroup(const std::string& cluster, int host, const HostCores& cores) {
-  const std::string name = namespace_name(cluster, host);
+void make_cgroup(const std::string& name, const HostCores& cores) {
   if (cgroups_unified_only()) {
     const fs::path root(kCgroupRoot);
     write_text(root / "cgroup.subtree_control", "+cpu +cpuset");
@@ -141,11 +147,76 @@ void make_host_cgroup(const std::string& cluster, int host, const HostCores& cor
   make_dir(*v1_mount("freezer") / name);
 }
 
+// The filler's process: nothing but giving the core away, until it is killed.
+[[noreturn]] void yield_forever() {
+  prctl(PR_SET_NAME, "dtb-filler", 0, 0, 0);
+  for (;;) sched_yield();
+}
+
+// In the child of fork: only system calls, as the child of a process that may have threads must.
+// Joins the cgroups `procs` (their cgroup.procs files), leaves this session and its output, and
+// forks the filler, which the child's exit hands to init: the caller reaps only the child.
+// Exits 1 where a cgroup would not take it.
+[[noreturn]] void detach_filler(const std::vector<std::string>& procs) {
+  char pid_text[16];
+  int length = 0;
+  for (pid_t pid = getpid(); pid > 0; pid /= 10) pid_text[length++] = static_cast<char>('0' + pid % 10);
+  for (int i = 0; i < length / 2; ++i) std::swap(pid_text[i], pid_text[length - 1 - i]);
+  for (const std::string& path : procs) {
+    const int fd = open(path.c_str(), O_WRONLY);
+    if (fd < 0 || write(fd, pid_text, static_cast<size_t>(length)) != length) _exit(1);
+    close(fd);
+  }
+  setsid();
+  const int null = open("/dev/null", O_RDWR);
+  for (int fd = 0; fd <= 2; ++fd) dup2(null, fd);
+  for (int fd = 3; fd < 1024; ++fd) close(fd);
+  const pid_t filler = fork();
+  if (filler == 0) yield_forever();
+  _exit(filler < 0 ? 1 : 0);
+}
+
+constexpr int kMaxFillers = 1024;  // one per core at most
+
+}  // namespace
+
+std::vector<fs::path> host_cgroup_dirs(const std::string& cluster, int host) {
+  return cgroup_dirs(namespace_name(cluster, host));
+}
+
+void make_host_cgroup(const std::string& cluster, int host, const HostCores& cores) {
+  make_cgroup(namespace_name(cluster, host), cores);
+}
+
+void start_filler(const std::string& cluster, int filler, const HostCores& cores) {
+  const std::string name = filler_name(cluster, filler);
+  make_cgroup(name, cores);
+  std::vector<std::string> procs;
+  for (const fs::path& dir : cgroup_dirs(name)) procs.push_back((dir / "cgroup.procs").string());
+  const pid_t child = fork();
+  if (child < 0) throw IoError(fmt::format("cannot start {}: fork: {}", name, std::strerror(errno)));
+  if (child == 0) detach_filler(procs);
+  int status = 0;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw IoError(fmt::format("cannot start {}: its process could not join its cgroups or fork", name));
+  }
+}
+
+std::vector<pid_t> filler_processes(const std::string& cluster, int filler) {
+  return processes_of(cgroup_dirs(filler_name(cluster, filler)).front());
+}
+
 void remove_host_cgroups(const std::string& cluster) {
+  const auto exists = [](const fs::path& d) { return fs::exists(d); };
   for (int host = 0; host < kMaxHosts; ++host) {
     const std::vector<fs::path> dirs = host_cgroup_dirs(cluster, host);
-    if (std::none_of(dirs.begin(), dirs.end(), [](const fs::path& d) { return fs::exists(d); })) continue;
+    if (std::none_of(dirs.begin(), dirs.end(), exists)) continue;
     if (host_frozen(cluster, host)) set_host_frozen(cluster, host, false);
+    for (const fs::path& dir : dirs) kill_and_remove(dir);
+  }
+  for (int filler = 0; filler < kMaxFillers; ++filler) {
+    const std::vector<fs::path> dirs = cgroup_dirs(filler_name(cluster, filler));
+    if (std::none_of(dirs.begin(), dirs.end(), exists)) break;  // made in order, from 0
     for (const fs::path& dir : dirs) kill_and_remove(dir);
   }
 }
@@ -178,6 +249,13 @@ std::vector<fs::path> existing_host_cgroups(const std::string& cluster) {
   std::vector<fs::path> found;
   for (int host = 0; host < kMaxHosts; ++host) {
     for (const fs::path& dir : host_cgroup_dirs(cluster, host)) {
+      if (fs::exists(dir)) found.push_back(dir);
+    }
+  }
+  for (int filler = 0; filler < kMaxFillers; ++filler) {
+    const std::vector<fs::path> dirs = cgroup_dirs(filler_name(cluster, filler));
+    if (std::none_of(dirs.begin(), dirs.end(), [](const fs::path& d) { return fs::exists(d); })) break;
+    for (const fs::path& dir : dirs) {
       if (fs::exists(dir)) found.push_back(dir);
     }
   }

@@ -91,6 +91,19 @@ CoresPlan plan_host_cores(int hosts, double cores_per_host, const std::vector<in
                           machine_cpus.begin() + static_cast<long>(std::min(end, machine_cpus.size())));
     plan.hosts.push_back({format_cpu_list(cpus), c});
   }
+  if (!plan.time_sliced) {
+    // Each core's part promised to the hosts laid on it: [i*c, (i+1)*c) against [core, core + 1).
+    for (size_t core = 0; core < machine_cpus.size(); ++core) {
+      const double begin = static_cast<double>(core), end = begin + 1;
+      double promised = 0;
+      for (int host = 0; host < hosts; ++host) {
+        promised += std::max(0.0, std::min(end, (host + 1) * c) - std::max(begin, host * c));
+      }
+      if (promised > kSlack && promised < 1 - kSlack) {
+        plan.fillers.push_back({std::to_string(machine_cpus[core]), 1 - promised});
+      }
+    }
+  }
   return plan;
 }
 

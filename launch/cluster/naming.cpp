@@ -22,6 +22,7 @@ std::string bridge_name(const std::string& cluster) { return "dtb-" + cluster; }
 std::string host_veth_name(const std::string& cluster, int host) { return fmt::format("dtv-{}-{}", cluster, host); }
 std::string namespace_name(const std::string& cluster, int host) { return fmt::format("dtb-{}-h{}", cluster, host); }
 std::string host_name(const std::string& cluster, int host) { return fmt::format("{}-h{}", cluster, host); }
+std::string filler_name(const std::string& cluster, int filler) { return fmt::format("dtb-{}-f{}", cluster, filler); }
 
 namespace {
 std::string network_prefix(int slot) {

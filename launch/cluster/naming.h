@@ -20,6 +20,7 @@ std::string bridge_name(const std::string& cluster);                // dtb-NAME
 std::string host_veth_name(const std::string& cluster, int host);   // dtv-NAME-I (bridge side)
 std::string namespace_name(const std::string& cluster, int host);   // dtb-NAME-hI
 std::string host_name(const std::string& cluster, int host);        // NAME-hI (its UTS host name)
+std::string filler_name(const std::string& cluster, int filler);   // dtb-NAME-fI (host_cores.h's filler)
 constexpr const char* kHostInterface = "eth0";                     // the veth end inside a host
 
 // The cluster's /24 in 198.18.0.0/15 (slot 0..511): 198.18.<slot>.0/24, then 198.19.x.0/24.

@@ -88,6 +88,8 @@ ClusterRecord record_from(const nlohmann::json& j) {
   r.cores_per_host = j.value("cores_per_host", 0.0);
   r.host_cpus = j.value("host_cpus", std::vector<std::string>{});
   r.time_sliced = j.value("time_sliced", false);
+  r.filler_cpus = j.value("filler_cpus", std::vector<std::string>{});
+  r.filler_cores = j.value("filler_cores", std::vector<double>{});
   r.dir = j.at("dir").get<std::string>();
   r.dir_created = j.at("dir_created").get<bool>();
   r.complete = j.at("complete").get<bool>();
@@ -128,6 +130,7 @@ void write_record(const ClusterRecord& r) {
                             {"hosts", r.hosts},       {"slots_per_host", r.slots_per_host},
                             {"link_rate", r.link_rate}, {"cores_per_host", r.cores_per_host},
                             {"host_cpus", r.host_cpus}, {"time_sliced", r.time_sliced},
+                            {"filler_cpus", r.filler_cpus}, {"filler_cores", r.filler_cores},
                             {"dir", r.dir.string()},
                             {"dir_created", r.dir_created}, {"complete", r.complete}, {"slurm", r.slurm},
                             {"builder", to_json(r.builder)}, {"owner", to_json(r.owner)}};

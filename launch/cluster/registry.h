@@ -30,6 +30,10 @@ struct ClusterRecord {
   double cores_per_host = 0;           // each host's CPU quota in cores (host_cores.h)
   std::vector<std::string> host_cpus;  // per host: the cores it may run on, a cpu list ("0", "0-1")
   bool time_sliced = false;            // hosts x cores_per_host is more than the cores they run on
+  // The yielding neighbours on the parts of cores the hosts leave (host_cores.h's fillers): the
+  // cores each runs on ("1") and its share.
+  std::vector<std::string> filler_cpus;
+  std::vector<double> filler_cores;
   std::filesystem::path dir;  // hostfile, rsh agent, MCA parameters
   bool dir_created = false;   // `down` removes the directory only if `up` made it
   bool complete = false;      // false while `up` is still building

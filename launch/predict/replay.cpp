@@ -28,7 +28,8 @@ class StepReplay {
     for (size_t k = 0; k < cost_.size(); ++k) {
       cost_[k] = bucket_seconds(c, k, w.bucket_bytes[k], workers);
       produced += static_cast<double>(w.bucket_bytes[k]);
-      const double share = w.bucket_ready.empty() ? produced / static_cast<double>(w.gradient_bytes) : w.bucket_ready[k];
+      const double share =
+          w.bucket_ready.empty() ? produced / static_cast<double>(w.gradient_bytes) : w.bucket_ready[k];
       ready_share_.push_back(w.overlap ? share : 1.0);
     }
     ready_.resize(cost_.size());

@@ -150,8 +150,9 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
   const size_t timed_together = static_cast<size_t>(
       std::count_if(groups.begin(), groups.end(), [](const auto& group) { return group.size() > 1; }));
   const std::string together_text =
-      timed_together == 0 ? ""
-                          : fmt::format(" ({} of them several buckets in flight at once, timed together)", timed_together);
+      timed_together == 0
+          ? ""
+          : fmt::format(" ({} of them several buckets in flight at once, timed together)", timed_together);
   if (fit.fit_workers.size() > 1) {
     try {
       // summing is inside the runs' times: in beta
@@ -195,7 +196,8 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
   std::vector<std::pair<int, double>> left;
   for (const FitRun& run : runs) {
     const int n = run.measured.workers;
-    left.emplace_back(n, run.step_s - replay_allreduce_steps(fit.workload, fit.compute_samples, n, fit.allreduce).step_s);
+    const ReplayedSteps replayed = replay_allreduce_steps(fit.workload, fit.compute_samples, n, fit.allreduce);
+    left.emplace_back(n, run.step_s - replayed.step_s);
   }
   // Their mean, not a line in N: through two host counts a line would carry whatever the fitted
   // terms left at the larger one (a layout of the emulated hosts, a bucket slower than its line)

@@ -227,6 +227,24 @@ TEST(HostCores, FractionalHostsShareOnlyTheCoreTheirSharesStraddle) {
   EXPECT_NEAR(thirds.hosts[2].cores, 2.0 / 3.0, 1e-9);
 }
 
+TEST(HostCores, APartOfACoreNoHostIsPromisedGetsAFiller) {
+  // 3 half-core hosts on 2 cores: core 0 holds two, core 1 one and half a core to spare.
+  EXPECT_EQ(plan_host_cores(3, 0.5, {0, 1}).fillers, (std::vector<HostCores>{{"1", 0.5}}));
+  EXPECT_EQ(plan_host_cores(1, 0.5, {0, 1}).fillers, (std::vector<HostCores>{{"0", 0.5}}));
+  const CoresPlan fifths = plan_host_cores(5, 0.3, {4, 5});  // 0.3 x 5 = 1.5: core 5 half promised
+  ASSERT_EQ(fifths.fillers.size(), 1u);
+  EXPECT_EQ(fifths.fillers[0].cpus, "5");
+  EXPECT_NEAR(fifths.fillers[0].cores, 0.5, 1e-9);
+  // Cores every host's share fills, or that no host uses, have none.
+  EXPECT_TRUE(plan_host_cores(4, 0.5, {0, 1}).fillers.empty());
+  EXPECT_TRUE(plan_host_cores(2, 0.5, {0, 1}).fillers.empty());  // both on core 0; core 1 unused
+  EXPECT_TRUE(plan_host_cores(3, 0, {0, 1}).fillers.empty());    // 2/3 of a core each
+  EXPECT_TRUE(plan_host_cores(1, 1, {0, 1}).fillers.empty());
+  // Hosts on every core (time-sliced) or on the cores --cpuset names are not laid out: none.
+  EXPECT_TRUE(plan_host_cores(3, 1, {0, 1}).fillers.empty());
+  EXPECT_TRUE(plan_host_cores(1, 0.5, {0, 1}, "0-1").fillers.empty());
+}
+
 TEST(HostCores, MoreCoresThanTheMachineHasAreTimeSlicedOnEveryCore) {
   const CoresPlan plan = plan_host_cores(3, 1, {0, 1});
   EXPECT_TRUE(plan.time_sliced);
