@@ -10,6 +10,7 @@
 #include "core/util/error.h"
 #include "launch/cluster/cluster.h"
 #include "launch/cluster/cluster_files.h"
+#include "launch/cluster/host_cgroups.h"
 #include "launch/cluster/slurm_daemons.h"
 #include "launch/commands.h"
 
@@ -126,6 +127,17 @@ void add_freezer(CLI::App& parent, bool frozen) {
   });
 }
 
+// filler NAME K: what `cluster up` runs on the part of a core its hosts leave (hidden: no one
+// else has a reason to).
+void add_filler(CLI::App& parent) {
+  auto* command = parent.add_subcommand("filler", "Yield a core to the hosts that want it, forever (cluster up runs it)");
+  command->group("");
+  auto options = std::make_shared<std::pair<std::string, int>>();
+  command->add_option("name", options->first, "Cluster name")->required();
+  command->add_option("filler", options->second, "The filler's number")->required();
+  command->callback([options] { cluster::run_filler(); });  // options outlive the parse
+}
+
 }  // namespace
 
 void add_cluster_command(CLI::App& app) {
@@ -137,6 +149,7 @@ void add_cluster_command(CLI::App& app) {
   add_exec(*command);
   add_freezer(*command, true);
   add_freezer(*command, false);
+  add_filler(*command);
 }
 
 }  // namespace dtbench

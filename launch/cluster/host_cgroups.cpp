@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -147,17 +146,11 @@ void make_cgroup(const std::string& name, const HostCores& cores) {
   make_dir(*v1_mount("freezer") / name);
 }
 
-// The filler's process: nothing but giving the core away, until it is killed.
-[[noreturn]] void yield_forever() {
-  prctl(PR_SET_NAME, "dtb-filler", 0, 0, 0);
-  for (;;) sched_yield();
-}
-
 // In the child of fork: only system calls, as the child of a process that may have threads must.
 // Joins the cgroups `procs` (their cgroup.procs files), leaves this session and its output, and
-// forks the filler, which the child's exit hands to init: the caller reaps only the child.
-// Exits 1 where a cgroup would not take it.
-[[noreturn]] void detach_filler(const std::vector<std::string>& procs) {
+// forks the filler (`argv`: this program's `cluster filler NAME K`), which the child's exit hands
+// to init: the caller reaps only the child. Exits 1 where a cgroup would not take it.
+[[noreturn]] void detach_filler(const std::vector<std::string>& procs, const std::vector<char*>& argv) {
   char pid_text[16];
   int length = 0;
   for (pid_t pid = getpid(); pid > 0; pid /= 10) pid_text[length++] = static_cast<char>('0' + pid % 10);
@@ -172,7 +165,10 @@ void make_cgroup(const std::string& name, const HostCores& cores) {
   for (int fd = 0; fd <= 2; ++fd) dup2(null, fd);
   for (int fd = 3; fd < 1024; ++fd) close(fd);
   const pid_t filler = fork();
-  if (filler == 0) yield_forever();
+  if (filler == 0) {
+    execv("/proc/self/exe", argv.data());
+    run_filler();  // named as this program, but a filler all the same
+  }
   _exit(filler < 0 ? 1 : 0);
 }
 
@@ -193,13 +189,21 @@ void start_filler(const std::string& cluster, int filler, const HostCores& cores
   make_cgroup(name, cores);
   std::vector<std::string> procs;
   for (const fs::path& dir : cgroup_dirs(name)) procs.push_back((dir / "cgroup.procs").string());
+  std::vector<std::string> words = {"dtbench", "cluster", "filler", cluster, std::to_string(filler)};
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
   const pid_t child = fork();
   if (child < 0) throw IoError(fmt::format("cannot start {}: fork: {}", name, std::strerror(errno)));
-  if (child == 0) detach_filler(procs);
+  if (child == 0) detach_filler(procs, argv);
   int status = 0;
   if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     throw IoError(fmt::format("cannot start {}: its process could not join its cgroups or fork", name));
   }
+}
+
+void run_filler() {
+  for (;;) sched_yield();
 }
 
 std::vector<pid_t> filler_processes(const std::string& cluster, int filler) {

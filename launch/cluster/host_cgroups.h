@@ -32,6 +32,9 @@ void make_host_cgroup(const std::string& cluster, int host, const HostCores& cor
 // closed: the neighbour host_cores.h's CoresPlan::fillers describes. It runs until
 // remove_host_cgroups ends it.
 void start_filler(const std::string& cluster, int filler, const HostCores& cores);
+// The filler's process: yields the core, forever (`dtbench cluster filler NAME K`, which
+// start_filler runs so that `ps` names it).
+[[noreturn]] void run_filler();
 // Ends every process left in the cluster's host and filler cgroups (thawing a frozen host first:
 // a frozen process cannot die) and removes them; what is already gone is skipped.
 void remove_host_cgroups(const std::string& cluster);

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <numeric>
+
 #include <fmt/format.h>
 
 #include "launch/cluster/host_cgroups.h"
@@ -45,6 +47,7 @@ std::optional<Whereabouts> this_host() {
                          .cpus = static_cast<size_t>(host) < r.host_cpus.size() ? r.host_cpus[static_cast<size_t>(host)] : "",
                          .cores = r.cores_per_host,
                          .time_sliced = r.time_sliced,
+                         .filler_cores = std::accumulate(r.filler_cores.begin(), r.filler_cores.end(), 0.0),
                          .own = this_process_allowance()};
     }
   }
@@ -56,6 +59,7 @@ nlohmann::json to_json(const Whereabouts& w) {
           {"hosts", w.hosts},  {"slots", w.slots_per_host}, {"link", w.link_rate},
           {"shaping", shaping_text(w.link_rate)},
           {"host_cpus", w.cpus}, {"cores_per_host", w.cores}, {"time_sliced", w.time_sliced},
+          {"filler_cores", w.filler_cores},
           {"process_cpus", format_cpu_list(w.own.cpus)}, {"process_quota_cores", w.own.quota_cores}};
 }
 

@@ -21,6 +21,7 @@ struct Whereabouts {
   std::string cpus;       // the cores the host runs on ("1"), as its cgroup's cpuset says
   double cores = 0;       // the host's CPU quota in cores
   bool time_sliced = false;  // the cluster's hosts promise more cores than they run on
+  double filler_cores = 0;   // the cores its fillers may take (host_cores.h): busy, but no host's
   CpuAllowance own;          // what this process was given: its affinity and its cgroup's quota
 };
 

@@ -74,6 +74,7 @@ RunContext run_context(const json& report) {
   c.emulated_cluster = !cluster.empty();
   c.host_cores = lenient<double>(cluster, "cores_per_host", 0.0);
   c.time_sliced = lenient<bool>(cluster, "time_sliced", false);
+  c.filler_cores = lenient<double>(cluster, "filler_cores", 0.0);
   c.overlapped = lenient<bool>(member(report, "transport_summary"), "overlap", false);
   if (const json& network = member(report, "network"); network.contains("mpi_yield_when_idle") &&
                                                          network.at("mpi_yield_when_idle").is_boolean()) {

@@ -29,6 +29,7 @@ struct RunContext {
   bool emulated_cluster = false;  // its hosts are namespaces of one machine, which all their workers share
   double host_cores = 0.0;        // an emulated host's CPU quota in cores; 0: unknown (a real host: `cores`)
   bool time_sliced = false;       // the emulated hosts promise more cores than the machine has
+  double filler_cores = 0.0;      // the emulated cluster's fillers: the cores they may take (host_cores.h)
   std::optional<bool> ranks_yield;  // MPI ranks yield their core while they wait; nullopt: not MPI, or unknown
   bool overlapped = false;        // the transport communicated buckets during backward (transport_summary.overlap)
   int straggler_rank = -1;     // the injected straggler (blueprint `straggler`), -1: none

@@ -54,8 +54,13 @@ double other_busy_cores(const RunRecord& run) {
     host.own_cores += r.cpu_percent_mean / 100.0;
     ++host.workers;
   }
+  // The cluster's fillers keep the cores the hosts leave busy while no host wants them: theirs is
+  // no other process's load.
+  const double fillers = run.context.emulated_cluster ? run.context.filler_cores : 0.0;
   double most = 0.0;
-  for (const auto& [name, host] : hosts) most = std::max(most, host.machine_cores / host.workers - host.own_cores);
+  for (const auto& [name, host] : hosts) {
+    most = std::max(most, host.machine_cores / host.workers - host.own_cores - fillers);
+  }
   return most;
 }
 

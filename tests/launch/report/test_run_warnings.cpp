@@ -141,6 +141,23 @@ TEST(RunWarnings, TheOtherEmulatedHostsWorkersAreNotForeignLoad) {
   EXPECT_TRUE(has(run, "machine busy"));
 }
 
+// 3 half-core hosts on a 2-core machine leave half of core 1 to the cluster's filler, which keeps
+// it busy while no host wants it: the machine's 2 cores busy, the workers' 1.5 — the filler's 0.5
+// is no foreign load. Half a core beyond it is.
+TEST(RunWarnings, TheClustersFillerIsNotForeignLoad) {
+  RunRecord run = healthy_run(3);
+  run.context.cores = 2;
+  run.context.hosts = {"c-h0", "c-h1", "c-h2"};
+  run.context.emulated_cluster = true;
+  run.context.host_cores = 0.5;
+  run.context.filler_cores = 0.5;
+  run.resources = {sampled(0, 50, 100), sampled(1, 50, 100), sampled(2, 50, 100)};
+  EXPECT_NEAR(other_busy_cores(run), 0.0, 1e-9);
+  EXPECT_FALSE(has(run, "machine busy"));
+  run.context.filler_cores = 0.0;  // the same load on a cluster without one: half a core of others
+  EXPECT_NEAR(other_busy_cores(run), 0.5, 1e-9);
+}
+
 TEST(RunWarnings, EmulatedHostsAreOversubscribedByTheirOwnCoresAndSayWhenTimeSliced) {
   RunRecord run = on_two_emulated_hosts(0.5);  // 1 worker x 1 thread on half a core
   EXPECT_TRUE(has(run, "oversubscribed"));
