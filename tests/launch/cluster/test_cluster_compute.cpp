@@ -49,6 +49,14 @@ class ClusterCompute : public testing::ClusterTest {
     }
     return 0;
   }
+  // `bench allreduce` of one size across the cluster made in `dir`, one rank per host, 40 timed
+  // iterations; its table to `json`.
+  static Outcome bench_allreduce(const fs::path& dir, int ranks, const std::string& size, const fs::path& json) {
+    return testing::shell(fmt::format(
+        "timeout --kill-after=10 120 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile "
+        "-np {} {} bench allreduce --sizes {} --iters 40 --warmup 5 --json {}",
+        MPIEXEC, dir.string(), dir.string(), ranks, DTBENCH_BINARY, size, json.string()));
+  }
   std::string step_on(const std::string& cluster, int host) const {
     return fmt::format("{} cluster exec {} {} -- {} bench step --model lenet5 --batch 42 --threads 1 --steps 200 "
                        "--warmup 20",
@@ -178,10 +186,7 @@ TEST_F(ClusterCompute, SmallAllreducesAcrossHostsOfTheirOwnCoresTakeTheLinksTime
   const std::string name = unique_name();
   const fs::path dir = up(name, 2, "10gbit");
   const fs::path json = root_ / "small.json";
-  const Outcome bench = testing::shell(fmt::format(
-      "timeout --kill-after=10 120 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile "
-      "-np 2 {} bench allreduce --sizes 4KiB --iters 40 --warmup 5 --json {}",
-      MPIEXEC, dir.string(), dir.string(), DTBENCH_BINARY, json.string()));
+  const Outcome bench = bench_allreduce(dir, 2, "4KiB", json);
   ASSERT_EQ(bench.exit_code, 0) << bench.output;
   const auto rows = testing::read_json(json)["rows"];
   ASSERT_EQ(rows.size(), 1u);
@@ -205,10 +210,7 @@ TEST_F(ClusterCompute, AHalfCoreHostWithACoreToSpareIsNotHeldWhileItsRanksPoll) 
   const std::vector<pid_t> filler = cluster::filler_processes(name, 0);
   ASSERT_EQ(filler.size(), 1u) << "no filler on core 1";
   const fs::path json = root_ / "lone.json";
-  const Outcome bench = testing::shell(fmt::format(
-      "timeout --kill-after=10 120 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile "
-      "-np 3 {} bench allreduce --sizes 248256 --iters 40 --warmup 5 --json {}",
-      MPIEXEC, dir.string(), dir.string(), DTBENCH_BINARY, json.string()));
+  const Outcome bench = bench_allreduce(dir, 3, "248256", json);
   ASSERT_EQ(bench.exit_code, 0) << bench.output;
   const auto rows = testing::read_json(json)["rows"];
   ASSERT_EQ(rows.size(), 1u);
