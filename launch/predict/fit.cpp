@@ -74,33 +74,27 @@ LinkRate parse_link_rate(std::string_view text) {
 
 NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, double reduce_s_per_byte,
                                AllreduceSchedule schedule) {
-  std::vector<Row> rows;
-  for (const AllreduceSample& s : samples) {
-    if (s.workers < 2) continue;  // one rank moves nothing
-    const AllreduceSteps steps = allreduce_steps(s.bytes, s.workers, schedule);
-    rows.push_back({.a = steps.latencies, .b = steps.wire_bytes, .y = s.seconds - steps.summed_bytes * reduce_s_per_byte});
-  }
-  const auto [alpha, inverse_beta] = least_squares(rows, "allreduce fit");
-  NetworkConstants c = checked(rows, alpha, inverse_beta, "allreduce fit");
-  c.reduce_s_per_byte = reduce_s_per_byte;
-  c.schedule = schedule;
-  return c;
+  std::vector<std::vector<AllreduceSample>> one_each;
+  for (const AllreduceSample& s : samples) one_each.push_back({s});
+  return fit_allreduce_groups(one_each, reduce_s_per_byte, schedule);
 }
 
 NetworkConstants fit_allreduce_groups(const std::vector<std::vector<AllreduceSample>>& groups,
-                                      AllreduceSchedule schedule) {
+                                      double reduce_s_per_byte, AllreduceSchedule schedule) {
   std::vector<Row> rows;
   for (const std::vector<AllreduceSample>& group : groups) {
     Row row;
     for (const AllreduceSample& s : group) {
       if (s.workers < 2) continue;  // one rank moves nothing
       const AllreduceSteps steps = allreduce_steps(s.bytes, s.workers, schedule);
-      row.a += steps.latencies, row.b += steps.wire_bytes, row.y += s.seconds;
+      row.a += steps.latencies, row.b += steps.wire_bytes;
+      row.y += s.seconds - steps.summed_bytes * reduce_s_per_byte;
     }
     if (row.b > 0) rows.push_back(row);
   }
   const auto [alpha, inverse_beta] = least_squares(rows, "allreduce fit");
   NetworkConstants c = checked(rows, alpha, inverse_beta, "allreduce fit");
+  c.reduce_s_per_byte = reduce_s_per_byte;
   c.schedule = schedule;
   return c;
 }

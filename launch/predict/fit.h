@@ -51,12 +51,12 @@ struct PsSample {
 // and size. InputError when the samples cannot determine both.
 NetworkConstants fit_allreduce(const std::vector<AllreduceSample>& samples, double reduce_s_per_byte,
                                AllreduceSchedule schedule);
-// The same, reduce cost 0 (inside the times), from groups of samples timed together: each group
-// one row, its seconds against its steps' latencies and wire bytes summed. A run's buckets where
-// its transport kept several in flight at once are one group (the group's time is measured, no
-// one bucket's is); every other sample a group of its own.
+// The same from groups of samples timed together: each group one row, its seconds against its
+// steps' latencies and wire bytes summed. A run's buckets where its transport kept several in
+// flight at once are one group (the group's time is measured, no one bucket's is); fit_allreduce
+// is every sample a group of its own.
 NetworkConstants fit_allreduce_groups(const std::vector<std::vector<AllreduceSample>>& groups,
-                                      AllreduceSchedule schedule);
+                                      double reduce_s_per_byte, AllreduceSchedule schedule);
 // The samples as cost_model.h's measured curve (sorted by size, sizes measured twice averaged),
 // when they all have one rank count; else none.
 void set_measured_curve(const std::vector<AllreduceSample>& samples, NetworkConstants& c);

@@ -156,7 +156,7 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
   if (fit.fit_workers.size() > 1) {
     try {
       // summing is inside the runs' times: in beta
-      fit.allreduce = fit_allreduce_groups(groups, allreduce_schedule(fit.transport));
+      fit.allreduce = fit_allreduce_groups(groups, 0.0, allreduce_schedule(fit.transport));
       fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us, beta {:.3f} Gbit/s, least squares on {} bucket "
                                       "time(s) inside training at {} workers{}", 1e6 * fit.allreduce.alpha_s,
                                       8e-9 * fit.allreduce.beta_bytes_per_s, groups.size(),
