@@ -80,28 +80,41 @@ CoresPlan plan_host_cores(int hosts, double cores_per_host, const std::vector<in
     plan.hosts.assign(static_cast<size_t>(hosts), HostCores{format_cpu_list(cpus), c});
     return plan;
   }
-  for (int host = 0; host < hosts; ++host) {
-    if (plan.time_sliced) {
-      plan.hosts.push_back({format_cpu_list(machine_cpus), c});
-      continue;
-    }
-    const auto first = static_cast<size_t>(std::floor(host * c + kSlack));
-    const auto end = static_cast<size_t>(std::ceil((host + 1) * c - kSlack));
-    std::vector<int> cpus(machine_cpus.begin() + static_cast<long>(first),
-                          machine_cpus.begin() + static_cast<long>(std::min(end, machine_cpus.size())));
-    plan.hosts.push_back({format_cpu_list(cpus), c});
+  if (plan.time_sliced) {
+    plan.hosts.assign(static_cast<size_t>(hosts), HostCores{format_cpu_list(machine_cpus), c});
+    return plan;
   }
-  if (!plan.time_sliced) {
-    // Each core's part promised to the hosts laid on it: [i*c, (i+1)*c) against [core, core + 1).
-    for (size_t core = 0; core < machine_cpus.size(); ++core) {
-      const double begin = static_cast<double>(core), end = begin + 1;
-      double promised = 0;
-      for (int host = 0; host < hosts; ++host) {
-        promised += std::max(0.0, std::min(end, (host + 1) * c) - std::max(begin, host * c));
+  // What each core has promised to the hosts laid on it; the rest of a core goes to a filler.
+  std::vector<double> promised(machine_cpus.size(), 0.0);
+  const auto cores = static_cast<int>(machine_cpus.size());
+  if (c < 1 - kSlack && std::ceil(static_cast<double>(hosts) / cores - kSlack) * c <= 1 + kSlack) {
+    // Hosts of less than a core, spread so that as few as possible share one: host i on core
+    // floor(i * cores / hosts). Two hosts on the same core run by turns, which hosts of a real
+    // cluster never do: 2 half-core hosts packed on core 0 moved the ring's 64 MiB at 10 Gbit in
+    // 158-161 ms, 30 % slower per byte than 3 and 4 such hosts, which share cores only in part.
+    for (int host = 0; host < hosts; ++host) {
+      const auto core = static_cast<size_t>(static_cast<long>(host) * cores / hosts);
+      plan.hosts.push_back({std::to_string(machine_cpus[core]), c});
+      promised[core] += c;
+    }
+  } else {
+    // Side by side, host i on [i*c, (i+1)*c): whole-core hosts never share a core, and fractional
+    // ones that cannot each keep to one core share only the cores their shares straddle.
+    for (int host = 0; host < hosts; ++host) {
+      const auto first = static_cast<size_t>(std::floor(host * c + kSlack));
+      const auto end = std::min(static_cast<size_t>(std::ceil((host + 1) * c - kSlack)), machine_cpus.size());
+      plan.hosts.push_back({format_cpu_list({machine_cpus.begin() + static_cast<long>(first),
+                                             machine_cpus.begin() + static_cast<long>(end)}),
+                            c});
+      for (size_t core = first; core < end; ++core) {
+        const auto begin = static_cast<double>(core);
+        promised[core] += std::max(0.0, std::min(begin + 1, (host + 1) * c) - std::max(begin, host * c));
       }
-      if (promised > kSlack && promised < 1 - kSlack) {
-        plan.fillers.push_back({std::to_string(machine_cpus[core]), 1 - promised});
-      }
+    }
+  }
+  for (size_t core = 0; core < machine_cpus.size(); ++core) {
+    if (promised[core] > kSlack && promised[core] < 1 - kSlack) {
+      plan.fillers.push_back({std::to_string(machine_cpus[core]), 1 - promised[core]});
     }
   }
   return plan;

@@ -214,10 +214,15 @@ TEST(HostCores, WholeCoreHostsGetACoreEachAndNeverShareOne) {
   EXPECT_EQ(on_cores_4_to_7.hosts, (std::vector<HostCores>{{"4-5", 2.0}, {"6-7", 2.0}}));
 }
 
-TEST(HostCores, FractionalHostsShareOnlyTheCoreTheirSharesStraddle) {
+TEST(HostCores, FractionalHostsAreSpreadOverTheCoresAndShareOnlyTheCoreTheirSharesStraddle) {
   const CoresPlan halves = plan_host_cores(4, 0.5, {0, 1});
   EXPECT_FALSE(halves.time_sliced);
   EXPECT_EQ(halves.hosts, (std::vector<HostCores>{{"0", 0.5}, {"0", 0.5}, {"1", 0.5}, {"1", 0.5}}));
+  // Where the cores are enough, a core each: hosts that share a core run by turns, as no two
+  // hosts of a real cluster do.
+  EXPECT_EQ(plan_host_cores(2, 0.5, {0, 1}).hosts, (std::vector<HostCores>{{"0", 0.5}, {"1", 0.5}}));
+  EXPECT_EQ(plan_host_cores(3, 0.5, {0, 1}).hosts, (std::vector<HostCores>{{"0", 0.5}, {"0", 0.5}, {"1", 0.5}}));
+  EXPECT_EQ(plan_host_cores(2, 0.25, {0, 1, 2, 3}).hosts, (std::vector<HostCores>{{"0", 0.25}, {"2", 0.25}}));
   const CoresPlan thirds = plan_host_cores(3, 0, {0, 1});  // 2/3 of a core each
   EXPECT_FALSE(thirds.time_sliced);
   ASSERT_EQ(thirds.hosts.size(), 3u);
@@ -231,14 +236,21 @@ TEST(HostCores, APartOfACoreNoHostIsPromisedGetsAFiller) {
   // 3 half-core hosts on 2 cores: core 0 holds two, core 1 one and half a core to spare.
   EXPECT_EQ(plan_host_cores(3, 0.5, {0, 1}).fillers, (std::vector<HostCores>{{"1", 0.5}}));
   EXPECT_EQ(plan_host_cores(1, 0.5, {0, 1}).fillers, (std::vector<HostCores>{{"0", 0.5}}));
-  const CoresPlan fifths = plan_host_cores(5, 0.3, {4, 5});  // 0.3 x 5 = 1.5: core 5 half promised
-  ASSERT_EQ(fifths.fillers.size(), 1u);
-  EXPECT_EQ(fifths.fillers[0].cpus, "5");
-  EXPECT_NEAR(fifths.fillers[0].cores, 0.5, 1e-9);
+  // 2 half-core hosts on 2 cores: a core each, and half of each to spare.
+  EXPECT_EQ(plan_host_cores(2, 0.5, {0, 1}).fillers, (std::vector<HostCores>{{"0", 0.5}, {"1", 0.5}}));
+  const CoresPlan fifths = plan_host_cores(5, 0.3, {4, 5});  // 3 hosts on core 4, 2 on core 5
+  ASSERT_EQ(fifths.fillers.size(), 2u);
+  EXPECT_EQ(fifths.fillers[0].cpus, "4");
+  EXPECT_NEAR(fifths.fillers[0].cores, 0.1, 1e-9);
+  EXPECT_EQ(fifths.fillers[1].cpus, "5");
+  EXPECT_NEAR(fifths.fillers[1].cores, 0.4, 1e-9);
+  const CoresPlan sevenths = plan_host_cores(3, 0.6, {0, 1});  // 0.6 x 3: host 1 straddles both cores
+  ASSERT_EQ(sevenths.fillers.size(), 1u);
+  EXPECT_EQ(sevenths.fillers[0].cpus, "1");
+  EXPECT_NEAR(sevenths.fillers[0].cores, 0.2, 1e-9);
   // Cores every host's share fills, or that no host uses, have none.
   EXPECT_TRUE(plan_host_cores(4, 0.5, {0, 1}).fillers.empty());
-  EXPECT_TRUE(plan_host_cores(2, 0.5, {0, 1}).fillers.empty());  // both on core 0; core 1 unused
-  EXPECT_TRUE(plan_host_cores(3, 0, {0, 1}).fillers.empty());    // 2/3 of a core each
+  EXPECT_TRUE(plan_host_cores(3, 0, {0, 1}).fillers.empty());  // 2/3 of a core each
   EXPECT_TRUE(plan_host_cores(1, 1, {0, 1}).fillers.empty());
   // Hosts on every core (time-sliced) or on the cores --cpuset names are not laid out: none.
   EXPECT_TRUE(plan_host_cores(3, 1, {0, 1}).fillers.empty());
