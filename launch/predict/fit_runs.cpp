@@ -1,5 +1,6 @@
 #include "launch/predict/fit_runs.h"
 
+#include <algorithm>
 #include <fstream>
 #include <numeric>
 
@@ -89,6 +90,17 @@ void check_same(const FitRun& a, const FitRun& b) {
 
 }  // namespace
 
+double wait_inside_last_bucket(const std::vector<MeasuredPiece>& pieces, double arrival_wait_s) {
+  const MeasuredPiece* last = nullptr;
+  for (const MeasuredPiece& p : pieces) {
+    if (p.what == "allreduce bucket" && (last == nullptr || p.index > last->index)) last = &p;
+  }
+  if (last == nullptr) return 0.0;
+  const double slowest_ready_s = last->ready_s + arrival_wait_s;
+  if (slowest_ready_s >= last->end_s) return 0.0;
+  return std::max(0.0, slowest_ready_s - last->start_s);
+}
+
 FitRun load_fit_run(const std::filesystem::path& dir) {
   if (!std::filesystem::is_directory(dir)) fail_input("fit run {}: no such directory", dir.string());
   FitRun run{.measured = load_measured_run(dir)};
@@ -101,7 +113,7 @@ FitRun load_fit_run(const std::filesystem::path& dir) {
     const auto path = dir / fmt::format("worker-{}.json", rank);
     const RankFigures r = rank_figures(read_worker_file(path, world), path);
     run.compute_samples.insert(run.compute_samples.end(), r.samples.begin(), r.samples.end());
-    run.arrival_wait_s += r.wait_s / world;
+    run.last_bucket_wait_s += wait_inside_last_bucket(r.pieces, r.wait_s) / world;
     run.transfer_s += r.transfer_s / world;
     run.step_s += r.step_s / world;
     for (const MeasuredPiece& p : r.pieces) add_piece(run.pieces, p, world);

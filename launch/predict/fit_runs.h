@@ -17,14 +17,23 @@ struct FitRun {
   std::vector<double> compute_samples{};  // every rank's step less its comm, epochs after the first
   double mean_compute_s = 0.0;            // their mean
   double step_s = 0.0;                    // mean step over the ranks
-  // Each comm piece's times, means over the ranks; and the mean wait per step for the last rank to
-  // arrive (allreduce's comm_split wait_s; 0 for the parameter servers, whose wait is a piece).
+  // Each comm piece's times, means over the ranks; and the part of a rank's wait for the last rank
+  // to arrive that its last allreduce bucket's span holds (wait_inside_last_bucket), their mean.
   std::vector<MeasuredPiece> pieces{};
-  double arrival_wait_s = 0.0;
+  double last_bucket_wait_s = 0.0;
   // Parameter servers: push + pull per step, the mean over the ranks, as their comm split has them
   // (with buckets the shards go at once, so their pieces overlap and do not add up).
   double transfer_s = 0.0;
 };
+
+// How much of a rank's wait for the last rank to arrive (`arrival_wait_s`, allreduce's comm_split
+// wait_s, from its own backward's end) lies inside its last allreduce bucket's span: the slowest
+// rank has that bucket ready at the rank's ready_s + arrival_wait_s, so the span waits from its
+// start until then. None where the buckets before it took the wait (AlexNet's ring on 2 hosts:
+// the faster rank waited 42.5 ms, and its last bucket began 205 ms after its backward ended), or
+// where the span ends before the slowest rank could have the bucket ready (the means of steps that
+// waited and steps that did not). 0 without allreduce buckets.
+double wait_inside_last_bucket(const std::vector<MeasuredPiece>& pieces, double arrival_wait_s);
 
 // One run directory: report.json and worker-<rank>.json for every rank (InputError naming the
 // missing file, or a worker file without per-step compute: written before it was recorded).

@@ -55,8 +55,9 @@ void pool_compute(RunFit& fit, const std::vector<FitRun>& runs) {
              "(--fit LINK:FILE)", fmt::join(fit.fit_runs, ", "), workers_text(fit.fit_workers), term);
 }
 
-// Each bucket's time inside training, the last one less the rank's wait for the slowest to arrive
-// (its allreduce could not end before that rank's bucket came in). Where the transport keeps
+// Each bucket's time inside training, the last one less the part of the ranks' wait for the slowest
+// to arrive that its span holds (its allreduce could not end before that rank's bucket came in;
+// fit_runs.h's wait_inside_last_bucket). Where the transport keeps
 // several buckets in flight (buckets_in_flight_together), one handed over before the one before it
 // completed shares the wire with it, and its span (from that completion to its own) is no time of
 // its own: such buckets form one group, timed together from the first one's start to the last
@@ -80,7 +81,7 @@ std::vector<BucketSample> bucket_samples(const std::vector<FitRun>& runs, bool i
       const MeasuredPiece& p = buckets[k];
       const bool joins = in_flight_together && k > 0 && p.ready_s < buckets[k - 1].end_s;
       if (!joins && !samples.empty()) ++group;
-      const double wait = k + 1 == buckets.size() ? run.arrival_wait_s : 0.0;
+      const double wait = k + 1 == buckets.size() ? run.last_bucket_wait_s : 0.0;
       samples.push_back({.group = group, .index = p.index, .sample = {.bytes = p.bytes, .workers = run.measured.workers,
                                                                        .seconds = std::max(p.seconds() - wait, 1e-9)}});
     }

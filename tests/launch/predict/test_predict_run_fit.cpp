@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/util/error.h"
+#include "launch/predict/fit_runs.h"
 #include "launch/predict/order_statistic.h"
 #include "launch/predict/run_fit.h"
 #include "launch/predict/run_fit_output.h"
@@ -102,9 +103,9 @@ FitRun synthetic_run(const std::string& transport, int n) {
 FitRun allreduce_run(int n) {
   FitRun run = synthetic_run("ring", n);
   const double transfer = 2 * (n - 1) * (kAlpha + static_cast<double>(kBytes) / n / kBeta);
-  run.arrival_wait_s = 0.004;  // the bucket's span holds the rank's wait for the last to arrive
+  run.last_bucket_wait_s = 0.004;  // the bucket's span holds the rank's wait for the last to arrive
   run.pieces = {{.what = "allreduce bucket", .index = 0, .bytes = kBytes, .ready_s = 0.010, .start_s = 0.010,
-                 .end_s = 0.010 + transfer + run.arrival_wait_s}};
+                 .end_s = 0.010 + transfer + run.last_bucket_wait_s}};
   run.step_s = slowest_of(n) + transfer + kO0 + kO1 * n;
   return run;
 }
@@ -133,7 +134,7 @@ TEST(RunFit, EachBucketKeepsItsRatioToTheLine) {
   const auto line = [](int n) { return 2 * (n - 1) * (kAlpha + static_cast<double>(kBytes) / n / kBeta); };
   const auto two_buckets = [&](int n) {
     FitRun run = allreduce_run(n);
-    run.arrival_wait_s = 0;
+    run.last_bucket_wait_s = 0;
     run.measured.workload.bucket_bytes = {kBytes, kBytes};
     run.measured.workload.bucket_ready = {1.0, 1.0};
     run.measured.workload.gradient_bytes = 2 * kBytes;
@@ -184,7 +185,7 @@ FitRun ddp_overlapping_run(int n) {
   const auto alone = [n](int64_t bytes) { return 2 * (n - 1) * (kAlpha + static_cast<double>(bytes) / n / kBeta); };
   FitRun run = allreduce_run(n);
   run.measured.transport = "ddp";
-  run.arrival_wait_s = 0;
+  run.last_bucket_wait_s = 0;
   run.measured.workload.bucket_bytes = {kSmall, kLarge};
   run.measured.workload.bucket_ready = {0.2, 1.0};
   run.measured.workload.overlap = true;
@@ -236,7 +237,7 @@ TEST(RunFit, DdpBucketsInFlightTogetherAreTimedTogether) {
 FitRun rabenseifner_run(int n, double latencies, double wire_bytes) {
   FitRun run = allreduce_run(n);
   run.measured.transport = "mpi";
-  run.arrival_wait_s = 0;
+  run.last_bucket_wait_s = 0;
   const double transfer = latencies * kAlpha + wire_bytes / kBeta;
   run.pieces.front().end_s = run.pieces.front().start_s + transfer;
   run.step_s = slowest_of(n) + transfer + kO0 + kO1 * n;
@@ -269,12 +270,35 @@ TEST(RunFit, BucketsGrowingFasterThanALineInBytesFitALatencyAlone) {
   // One bucket size, 1 ms at 2 workers and 8 ms at 3: 1/beta would come out negative. Through the
   // origin on 2(N-1) ring steps: alpha = (2 x 1 + 4 x 8) / (4 + 16) ms = 1.7 ms.
   FitRun two = allreduce_run(2), three = allreduce_run(3);
-  two.arrival_wait_s = three.arrival_wait_s = 0;
+  two.last_bucket_wait_s = three.last_bucket_wait_s = 0;
   two.pieces.front().end_s = two.pieces.front().start_s + 0.001;
   three.pieces.front().end_s = three.pieces.front().start_s + 0.008;
   const RunFit fit = fit_on_runs({two, three}, nullptr);
   EXPECT_NEAR(fit.allreduce.alpha_s, 0.0017, 1e-12);
   EXPECT_NEAR(allreduce_seconds(kBytes, 4, fit.allreduce), 6 * 0.0017, 1e-12);
+}
+
+// A rank's wait for the slowest to arrive counts against its last bucket only for the part the
+// bucket's span holds: where the buckets before it took the wait (AlexNet's ring: the faster rank
+// waited 42.5 ms, its 9 MB last bucket took 22 ms from its start 205 ms after backward), taking it
+// whole made the bucket's own time negative, and the fit, fed a bucket of 1 ns, fell back to a
+// latency alone (AlexNet's ring from 2 and 3 hosts to 4: +45.8 %).
+TEST(RunFit, OnlyTheWaitTheLastBucketsSpanHoldsIsTakenFromIt) {
+  const auto bucket = [](int index, double ready, double start, double end) {
+    return MeasuredPiece{.what = "allreduce bucket", .index = index, .ready_s = ready, .start_s = start, .end_s = end};
+  };
+  // One bucket handed over as backward ends: the whole wait is inside it.
+  EXPECT_DOUBLE_EQ(wait_inside_last_bucket({bucket(0, 0.100, 0.100, 0.130)}, 0.020), 0.020);
+  // Its start held back 5 ms by the bucket before: 15 ms of the wait inside. The last bucket is
+  // the one of the highest index, wherever it lies in the list.
+  EXPECT_NEAR(wait_inside_last_bucket({bucket(1, 0.100, 0.105, 0.130), bucket(0, 0.050, 0.050, 0.105)}, 0.020),
+              0.015, 1e-12);
+  // AlexNet's: the wait over long before the last bucket began.
+  EXPECT_DOUBLE_EQ(wait_inside_last_bucket({bucket(2, 0.124, 0.329, 0.351)}, 0.0425), 0.0);
+  // A span that ends before the slowest could have the bucket ready holds none of it.
+  EXPECT_DOUBLE_EQ(wait_inside_last_bucket({bucket(0, 0.100, 0.100, 0.110)}, 0.020), 0.0);
+  // No allreduce bucket (a parameter server's pieces): nothing.
+  EXPECT_DOUBLE_EQ(wait_inside_last_bucket({{.what = "push", .index = -1, .end_s = 0.01}}, 0.020), 0.0);
 }
 
 // Parameter servers: push + pull t0 + t1 (N-1)/N, the rest of the round r0 + r1 N.
@@ -338,7 +362,7 @@ TEST(RunFit, OneHostCountWithItsBenchesScalesTheBenchesToTheRuns) {
   const FittedConstants benches({{.link = parse_link_rate("1gbit"), .path = file}}, 0.0);
   std::filesystem::remove(file);
   FitRun two = allreduce_run(2);
-  two.arrival_wait_s = 0;
+  two.last_bucket_wait_s = 0;
   two.pieces.front().end_s = two.pieces.front().start_s + line(kBytes, 2);
   two.step_s = slowest_of(2) + line(kBytes, 2) + kO0;
   const RunFit fit = fit_on_runs({two}, &benches);
