@@ -43,6 +43,9 @@ void add_up(CLI::App& parent) {
       ->check(CLI::PositiveNumber);
   command->add_option("--cpuset", options->cpuset,
                       "The cores every host runs on, a cpu list such as 0 or 0-1, instead of a share of its own");
+  command->add_flag("--spread", options->spread,
+                    "Hosts of less than a core one to a core while there are cores, each beside a filler, "
+                    "instead of side by side (2 half-core hosts: a core each rather than both on core 0)");
   command->add_option("--dir", options->dir, "Where the hostfile, rsh agent and MCA settings go "
                                              "(default /tmp/dtbench-cluster-NAME)");
   command->add_flag("--slurm", options->slurm,

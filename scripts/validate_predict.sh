@@ -22,7 +22,8 @@
 # (runs/MODEL-TRANSPORT-H-LINK, then ...-r2, ...): the compare script fits on every repeat and sets
 # each prediction against their mean, beside how far the repeats lie apart.
 # TRANSPORTS (default "ring mpi ps-sync ps-async ddp", ddp being PyTorch DDP, engine pytorch) narrows the runs; CLUSTER_CPUSET (a cpu list, e.g.
-# 0-1) puts every host on those cores, each still held to its quota (`cluster up --cpuset`).
+# 0-1) puts every host on those cores, each still held to its quota (`cluster up --cpuset`);
+# CLUSTER_SPREAD=1 gives hosts of less than a core one core each where the cores allow (`cluster up --spread`).
 #
 # Layout of OUT: fit/ar-H-LINK.json, fit/ps-H-LINK.json, fit/psworld-{sync,async}-H-LINK.json (bench
 # outputs), runs/MODEL-TRANSPORT-H-LINK[-rK]/
@@ -177,7 +178,7 @@ for hosts in $hosts_list; do
     dir="$out/cluster-$cluster"
     "$dtbench" cluster up "$cluster" --hosts "$hosts" --link "$link" --dir "$dir" \
       ${cores_per_host:+--cores-per-host "$cores_per_host"} ${CLUSTER_CPUSET:+--cpuset "$CLUSTER_CPUSET"} \
-      > "$out/logs/up-$cluster.log"
+      ${CLUSTER_SPREAD:+--spread} > "$out/logs/up-$cluster.log"
     echo "$(date -u +%T) cluster $cluster: $hosts hosts at $link${cores_per_host:+, $cores_per_host core(s) each}"
     [ -f "$out/fit/ar-$hosts-$link.json" ] || bench_allreduce "$dir" "$hosts" "$link"
     [ -f "$out/fit/ps-$hosts-$link.json" ] || bench_ps "$dir" "$hosts" "$link"

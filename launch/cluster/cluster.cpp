@@ -22,7 +22,7 @@ void validate(const UpOptions& o) {
   if (o.hosts < 1 || o.hosts > kMaxHosts) fail_input("--hosts {}: expected 1 to {}", o.hosts, kMaxHosts);
   if (o.slots_per_host < 1) fail_input("--slots {}: expected at least 1", o.slots_per_host);
   parse_link_rate(o.link_rate);
-  plan_host_cores(o.hosts, o.cores_per_host, allowed_cpus(), o.cpuset);
+  plan_host_cores(o.hosts, o.cores_per_host, allowed_cpus(), o.cpuset, o.spread);
   if (o.owner_pid != 0 && !ProcessId::of(o.owner_pid).alive()) fail_input("--owner-pid {}: no such process", o.owner_pid);
   if (o.slurm) require_slurm_installed();
 }
@@ -64,7 +64,7 @@ ClusterRecord claim(const UpOptions& o) {
   r.hosts = o.hosts;
   r.slots_per_host = o.slots_per_host;
   r.link_rate = o.link_rate;
-  const CoresPlan cores = plan_host_cores(o.hosts, o.cores_per_host, allowed_cpus(), o.cpuset);
+  const CoresPlan cores = plan_host_cores(o.hosts, o.cores_per_host, allowed_cpus(), o.cpuset, o.spread);
   r.cores_per_host = cores.hosts.front().cores;
   for (const HostCores& host : cores.hosts) r.host_cpus.push_back(host.cpus);
   r.time_sliced = cores.time_sliced;

@@ -22,6 +22,7 @@ struct UpOptions {
   std::string link_rate = "none";
   double cores_per_host = 0;   // each host's CPU quota in cores; 0: this machine's cores / hosts
   std::string cpuset;          // the cores every host runs on instead of a share of its own (a cpu list)
+  bool spread = false;         // hosts of less than a core one to a core where the cores allow (host_cores.h)
   std::filesystem::path dir;  // empty: /tmp/dtbench-cluster-NAME
   bool slurm = false;         // also start MUNGE, slurmctld and a slurmd per host (slurm_daemons.h)
   pid_t owner_pid = 0;        // the cluster is removed once this process is gone (0: it stays)

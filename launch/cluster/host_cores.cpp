@@ -54,7 +54,7 @@ std::string format_cpu_list(const std::vector<int>& cpus) {
 }
 
 CoresPlan plan_host_cores(int hosts, double cores_per_host, const std::vector<int>& machine_cpus,
-                          const std::string& cpuset_override) {
+                          const std::string& cpuset_override, bool spread) {
   if (machine_cpus.empty()) throw IoError("this process may run on no core (sched_getaffinity is empty)");
   const double machine = static_cast<double>(machine_cpus.size());
   const double c = cores_per_host > 0 ? cores_per_host : machine / hosts;
@@ -65,6 +65,7 @@ CoresPlan plan_host_cores(int hosts, double cores_per_host, const std::vector<in
   CoresPlan plan;
   plan.time_sliced = hosts * c > machine + kSlack;
   if (!cpuset_override.empty()) {
+    if (spread) fail_input("--spread with --cpuset {}: choose one (--cpuset puts every host on its cores)", cpuset_override);
     const std::vector<int> cpus = parse_cpu_list(cpuset_override, "--cpuset");
     for (const int cpu : cpus) {
       if (!std::binary_search(machine_cpus.begin(), machine_cpus.end(), cpu)) {
@@ -87,11 +88,9 @@ CoresPlan plan_host_cores(int hosts, double cores_per_host, const std::vector<in
   // What each core has promised to the hosts laid on it; the rest of a core goes to a filler.
   std::vector<double> promised(machine_cpus.size(), 0.0);
   const auto cores = static_cast<int>(machine_cpus.size());
-  if (c < 1 - kSlack && std::ceil(static_cast<double>(hosts) / cores - kSlack) * c <= 1 + kSlack) {
+  if (spread && c < 1 - kSlack && std::ceil(static_cast<double>(hosts) / cores - kSlack) * c <= 1 + kSlack) {
     // Hosts of less than a core, spread so that as few as possible share one: host i on core
-    // floor(i * cores / hosts). Two hosts on the same core run by turns, which hosts of a real
-    // cluster never do: 2 half-core hosts packed on core 0 moved the ring's 64 MiB at 10 Gbit in
-    // 158-161 ms, 30 % slower per byte than 3 and 4 such hosts, which share cores only in part.
+    // floor(i * cores / hosts).
     for (int host = 0; host < hosts; ++host) {
       const auto core = static_cast<size_t>(static_cast<long>(host) * cores / hosts);
       plan.hosts.push_back({std::to_string(machine_cpus[core]), c});
@@ -99,7 +98,7 @@ CoresPlan plan_host_cores(int hosts, double cores_per_host, const std::vector<in
     }
   } else {
     // Side by side, host i on [i*c, (i+1)*c): whole-core hosts never share a core, and fractional
-    // ones that cannot each keep to one core share only the cores their shares straddle.
+    // ones share only the cores their shares straddle.
     for (int host = 0; host < hosts; ++host) {
       const auto first = static_cast<size_t>(std::floor(host * c + kSlack));
       const auto end = std::min(static_cast<size_t>(std::ceil((host + 1) * c - kSlack)), machine_cpus.size());

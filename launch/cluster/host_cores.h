@@ -31,16 +31,16 @@ struct CoresPlan {
 };
 
 // The split for `hosts` hosts of `cores_per_host` cores each (0: the machine's cores / hosts) on
-// the cores `machine_cpus` (ids, ascending). Hosts of less than a core each are spread, one core
-// each while there are cores, host i on core floor(i * cores / hosts), where every core can hold
-// its share of them; other hosts that fit are laid side by side in order, host i on
-// [i*C, (i+1)*C), so whole-core hosts never share a core and fractional ones share only the cores
-// their shares straddle; when they do not fit, every host may run on every core and only its
-// quota holds it back. `cpuset_override` (a cpu list, empty: none) puts every host on
+// the cores `machine_cpus` (ids, ascending). Hosts that fit are laid side by side on the cores in
+// order, host i on [i*C, (i+1)*C), so whole-core hosts never share a core and fractional ones
+// share only the cores their shares straddle; with `spread`, hosts of less than a core go one to a
+// core while there are cores, host i on core floor(i * cores / hosts), where every core can hold
+// its share of them (2 half-core hosts on 2 cores: a core each, and a filler beside each). When
+// they do not fit, every host may run on every core and only its quota holds it back. `cpuset_override` (a cpu list, empty: none) puts every host on
 // those cores instead. Fillers only where hosts are laid out and fit. InputError naming the
 // option for a value out of range.
 CoresPlan plan_host_cores(int hosts, double cores_per_host, const std::vector<int>& machine_cpus,
-                          const std::string& cpuset_override = "");
+                          const std::string& cpuset_override = "", bool spread = false);
 
 // "0-2,5" -> {0, 1, 2, 5}; InputError naming `what` and the value unless it is a valid list.
 std::vector<int> parse_cpu_list(const std::string& text, const std::string& what);

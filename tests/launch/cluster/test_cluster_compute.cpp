@@ -179,13 +179,13 @@ TEST_F(ClusterCompute, DoctorShowsEachRanksCoresAndPassesHostsOnCoresOfTheirOwn)
   EXPECT_NE(doctor.output.find("cores 1 quota 1"), std::string::npos) << doctor.output;
 }
 
-// Hosts of half a core each where the machine has a core for each: a core each, so they run at
-// once as real hosts do (packed on core 0 they took turns, and moved the ring's 64 MiB at 10 Gbit
-// 30 % slower per byte than 3 and 4 such hosts), and a filler beside each on the half it leaves.
-TEST_F(ClusterCompute, HalfCoreHostsWithACoreEachToSpareAreSpreadWithAFillerBesideEach) {
+// `cluster up --spread`: hosts of half a core each where the machine has a core for each get a core
+// each, so they run at once (side by side both are on core 0 and take turns), and a filler beside
+// each on the half it leaves.
+TEST_F(ClusterCompute, SpreadHalfCoreHostsGetACoreEachWithAFillerBesideEach) {
   if (cluster::allowed_cpus().size() != 2) GTEST_SKIP() << "laid out for two cores";
   const std::string name = unique_name();
-  const fs::path dir = up(name, 2, "10gbit", "--cores-per-host 0.5");
+  const fs::path dir = up(name, 2, "10gbit", "--cores-per-host 0.5 --spread");
   const Outcome doctor = run_doctor(dir, 2);
   EXPECT_EQ(doctor.exit_code, 0) << doctor.output;
   EXPECT_NE(doctor.output.find("cores 0 quota 0.5"), std::string::npos) << doctor.output;

@@ -214,15 +214,11 @@ TEST(HostCores, WholeCoreHostsGetACoreEachAndNeverShareOne) {
   EXPECT_EQ(on_cores_4_to_7.hosts, (std::vector<HostCores>{{"4-5", 2.0}, {"6-7", 2.0}}));
 }
 
-TEST(HostCores, FractionalHostsAreSpreadOverTheCoresAndShareOnlyTheCoreTheirSharesStraddle) {
+TEST(HostCores, FractionalHostsShareOnlyTheCoreTheirSharesStraddle) {
   const CoresPlan halves = plan_host_cores(4, 0.5, {0, 1});
   EXPECT_FALSE(halves.time_sliced);
   EXPECT_EQ(halves.hosts, (std::vector<HostCores>{{"0", 0.5}, {"0", 0.5}, {"1", 0.5}, {"1", 0.5}}));
-  // Where the cores are enough, a core each: hosts that share a core run by turns, as no two
-  // hosts of a real cluster do.
-  EXPECT_EQ(plan_host_cores(2, 0.5, {0, 1}).hosts, (std::vector<HostCores>{{"0", 0.5}, {"1", 0.5}}));
-  EXPECT_EQ(plan_host_cores(3, 0.5, {0, 1}).hosts, (std::vector<HostCores>{{"0", 0.5}, {"0", 0.5}, {"1", 0.5}}));
-  EXPECT_EQ(plan_host_cores(2, 0.25, {0, 1, 2, 3}).hosts, (std::vector<HostCores>{{"0", 0.25}, {"2", 0.25}}));
+  EXPECT_EQ(plan_host_cores(2, 0.5, {0, 1}).hosts, (std::vector<HostCores>{{"0", 0.5}, {"0", 0.5}}));
   const CoresPlan thirds = plan_host_cores(3, 0, {0, 1});  // 2/3 of a core each
   EXPECT_FALSE(thirds.time_sliced);
   ASSERT_EQ(thirds.hosts.size(), 3u);
@@ -236,25 +232,49 @@ TEST(HostCores, APartOfACoreNoHostIsPromisedGetsAFiller) {
   // 3 half-core hosts on 2 cores: core 0 holds two, core 1 one and half a core to spare.
   EXPECT_EQ(plan_host_cores(3, 0.5, {0, 1}).fillers, (std::vector<HostCores>{{"1", 0.5}}));
   EXPECT_EQ(plan_host_cores(1, 0.5, {0, 1}).fillers, (std::vector<HostCores>{{"0", 0.5}}));
-  // 2 half-core hosts on 2 cores: a core each, and half of each to spare.
-  EXPECT_EQ(plan_host_cores(2, 0.5, {0, 1}).fillers, (std::vector<HostCores>{{"0", 0.5}, {"1", 0.5}}));
-  const CoresPlan fifths = plan_host_cores(5, 0.3, {4, 5});  // 3 hosts on core 4, 2 on core 5
-  ASSERT_EQ(fifths.fillers.size(), 2u);
-  EXPECT_EQ(fifths.fillers[0].cpus, "4");
-  EXPECT_NEAR(fifths.fillers[0].cores, 0.1, 1e-9);
-  EXPECT_EQ(fifths.fillers[1].cpus, "5");
-  EXPECT_NEAR(fifths.fillers[1].cores, 0.4, 1e-9);
+  const CoresPlan fifths = plan_host_cores(5, 0.3, {4, 5});  // 0.3 x 5 = 1.5: core 5 half promised
+  ASSERT_EQ(fifths.fillers.size(), 1u);
+  EXPECT_EQ(fifths.fillers[0].cpus, "5");
+  EXPECT_NEAR(fifths.fillers[0].cores, 0.5, 1e-9);
   const CoresPlan sevenths = plan_host_cores(3, 0.6, {0, 1});  // 0.6 x 3: host 1 straddles both cores
   ASSERT_EQ(sevenths.fillers.size(), 1u);
   EXPECT_EQ(sevenths.fillers[0].cpus, "1");
   EXPECT_NEAR(sevenths.fillers[0].cores, 0.2, 1e-9);
   // Cores every host's share fills, or that no host uses, have none.
   EXPECT_TRUE(plan_host_cores(4, 0.5, {0, 1}).fillers.empty());
-  EXPECT_TRUE(plan_host_cores(3, 0, {0, 1}).fillers.empty());  // 2/3 of a core each
+  EXPECT_TRUE(plan_host_cores(2, 0.5, {0, 1}).fillers.empty());  // both on core 0; core 1 unused
+  EXPECT_TRUE(plan_host_cores(3, 0, {0, 1}).fillers.empty());    // 2/3 of a core each
   EXPECT_TRUE(plan_host_cores(1, 1, {0, 1}).fillers.empty());
   // Hosts on every core (time-sliced) or on the cores --cpuset names are not laid out: none.
   EXPECT_TRUE(plan_host_cores(3, 1, {0, 1}).fillers.empty());
   EXPECT_TRUE(plan_host_cores(1, 0.5, {0, 1}, "0-1").fillers.empty());
+}
+
+// --spread: hosts of less than a core one to a core while there are cores, a filler beside each
+// on the part it leaves; where a core must hold more than one, as few as the cores allow.
+TEST(HostCores, SpreadHostsOfLessThanACoreGoOneToACoreWhereTheCoresAllow) {
+  const CoresPlan two = plan_host_cores(2, 0.5, {0, 1}, "", true);
+  EXPECT_EQ(two.hosts, (std::vector<HostCores>{{"0", 0.5}, {"1", 0.5}}));
+  EXPECT_EQ(two.fillers, (std::vector<HostCores>{{"0", 0.5}, {"1", 0.5}}));
+  EXPECT_EQ(plan_host_cores(2, 0.25, {0, 1, 2, 3}, "", true).hosts,
+            (std::vector<HostCores>{{"0", 0.25}, {"2", 0.25}}));
+  // 3 and 4 half-core hosts on 2 cores lie as side by side.
+  EXPECT_EQ(plan_host_cores(3, 0.5, {0, 1}, "", true).hosts, plan_host_cores(3, 0.5, {0, 1}).hosts);
+  EXPECT_EQ(plan_host_cores(3, 0.5, {0, 1}, "", true).fillers, plan_host_cores(3, 0.5, {0, 1}).fillers);
+  EXPECT_EQ(plan_host_cores(4, 0.5, {0, 1}, "", true).hosts, plan_host_cores(4, 0.5, {0, 1}).hosts);
+  const CoresPlan fifths = plan_host_cores(5, 0.3, {4, 5}, "", true);  // 3 hosts on core 4, 2 on core 5
+  ASSERT_EQ(fifths.fillers.size(), 2u);
+  EXPECT_NEAR(fifths.fillers[0].cores, 0.1, 1e-9);
+  EXPECT_NEAR(fifths.fillers[1].cores, 0.4, 1e-9);
+  // Hosts that cannot keep to one core each (3 of 0.6 on 2), or of a core or more: side by side.
+  EXPECT_EQ(plan_host_cores(3, 0.6, {0, 1}, "", true).hosts, plan_host_cores(3, 0.6, {0, 1}).hosts);
+  EXPECT_EQ(plan_host_cores(2, 1, {0, 1, 2, 3}, "", true).hosts, plan_host_cores(2, 1, {0, 1, 2, 3}).hosts);
+  try {
+    plan_host_cores(2, 0.5, {0, 1}, "0-1", true);
+    ADD_FAILURE() << "--spread with --cpuset accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("--spread"), std::string::npos) << error.what();
+  }
 }
 
 TEST(HostCores, MoreCoresThanTheMachineHasAreTimeSlicedOnEveryCore) {
