@@ -36,9 +36,9 @@ struct CoresPlan {
 // share only the cores their shares straddle; with `spread`, hosts of less than a core go one to a
 // core while there are cores, host i on core floor(i * cores / hosts), where every core can hold
 // its share of them (2 half-core hosts on 2 cores: a core each, and a filler beside each). When
-// they do not fit, every host may run on every core and only its quota holds it back. `cpuset_override` (a cpu list, empty: none) puts every host on
-// those cores instead. Fillers only where hosts are laid out and fit. InputError naming the
-// option for a value out of range.
+// they do not fit, every host may run on every core and only its quota holds it back.
+// `cpuset_override` (a cpu list, empty: none) puts every host on those cores instead. Fillers only
+// where hosts are laid out and fit. InputError naming the option for a value out of range.
 CoresPlan plan_host_cores(int hosts, double cores_per_host, const std::vector<int>& machine_cpus,
                           const std::string& cpuset_override = "", bool spread = false);
 
