@@ -162,11 +162,11 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
                                       "time(s) inside training at {} workers{}", 1e6 * fit.allreduce.alpha_s,
                                       8e-9 * fit.allreduce.beta_bytes_per_s, groups.size(),
                                       workers_text(fit.fit_workers), together_text));
-    } catch (const InputError&) {
+    } catch (const InputError& no_line) {
       fit.allreduce = latency_only(samples, allreduce_schedule(fit.transport));
-      fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us per step and no bandwidth term: the buckets' "
-                                      "times at {} workers grow faster with N than a line in bytes allows",
-                                      1e6 * fit.allreduce.alpha_s, workers_text(fit.fit_workers)));
+      fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us per step and no bandwidth term: no line in bytes "
+                                      "follows the buckets' times at {} workers ({})",
+                                      1e6 * fit.allreduce.alpha_s, workers_text(fit.fit_workers), no_line.what()));
     }
   } else {
     if (benches == nullptr) need_two_host_counts(fit, "an allreduce");

@@ -276,6 +276,12 @@ TEST(RunFit, BucketsGrowingFasterThanALineInBytesFitALatencyAlone) {
   const RunFit fit = fit_on_runs({two, three}, nullptr);
   EXPECT_NEAR(fit.allreduce.alpha_s, 0.0017, 1e-12);
   EXPECT_NEAR(allreduce_seconds(kBytes, 4, fit.allreduce), 6 * 0.0017, 1e-12);
+  // The note says why, in the least squares' own words.
+  const std::string notes = fmt::format("{}", fmt::join(fit.notes, "\n"));
+  EXPECT_NE(notes.find("no bandwidth term: no line in bytes follows the buckets' times at 2, 3 workers (allreduce "
+                       "fit: the fit gives no bandwidth"),
+            std::string::npos)
+      << notes;
 }
 
 // A rank's wait for the slowest to arrive counts against its last bucket only for the part the
