@@ -174,6 +174,20 @@ void make_cgroup(const std::string& name, const HostCores& cores) {
 
 constexpr int kMaxFillers = 1024;  // one per core at most
 
+// The cgroup directories of the cluster's fillers that exist: fillers are made in order from 0,
+// so the first with none ends the list.
+std::vector<fs::path> existing_filler_cgroups(const std::string& cluster) {
+  std::vector<fs::path> found;
+  for (int filler = 0; filler < kMaxFillers; ++filler) {
+    const size_t before = found.size();
+    for (const fs::path& dir : cgroup_dirs(filler_name(cluster, filler))) {
+      if (fs::exists(dir)) found.push_back(dir);
+    }
+    if (found.size() == before) break;
+  }
+  return found;
+}
+
 }  // namespace
 
 std::vector<fs::path> host_cgroup_dirs(const std::string& cluster, int host) {
@@ -211,18 +225,13 @@ std::vector<pid_t> filler_processes(const std::string& cluster, int filler) {
 }
 
 void remove_host_cgroups(const std::string& cluster) {
-  const auto exists = [](const fs::path& d) { return fs::exists(d); };
   for (int host = 0; host < kMaxHosts; ++host) {
     const std::vector<fs::path> dirs = host_cgroup_dirs(cluster, host);
-    if (std::none_of(dirs.begin(), dirs.end(), exists)) continue;
+    if (std::none_of(dirs.begin(), dirs.end(), [](const fs::path& d) { return fs::exists(d); })) continue;
     if (host_frozen(cluster, host)) set_host_frozen(cluster, host, false);
     for (const fs::path& dir : dirs) kill_and_remove(dir);
   }
-  for (int filler = 0; filler < kMaxFillers; ++filler) {
-    const std::vector<fs::path> dirs = cgroup_dirs(filler_name(cluster, filler));
-    if (std::none_of(dirs.begin(), dirs.end(), exists)) break;  // made in order, from 0
-    for (const fs::path& dir : dirs) kill_and_remove(dir);
-  }
+  for (const fs::path& dir : existing_filler_cgroups(cluster)) kill_and_remove(dir);
 }
 
 void set_host_frozen(const std::string& cluster, int host, bool frozen) {
@@ -256,13 +265,8 @@ std::vector<fs::path> existing_host_cgroups(const std::string& cluster) {
       if (fs::exists(dir)) found.push_back(dir);
     }
   }
-  for (int filler = 0; filler < kMaxFillers; ++filler) {
-    const std::vector<fs::path> dirs = cgroup_dirs(filler_name(cluster, filler));
-    if (std::none_of(dirs.begin(), dirs.end(), [](const fs::path& d) { return fs::exists(d); })) break;
-    for (const fs::path& dir : dirs) {
-      if (fs::exists(dir)) found.push_back(dir);
-    }
-  }
+  const std::vector<fs::path> fillers = existing_filler_cgroups(cluster);
+  found.insert(found.end(), fillers.begin(), fillers.end());
   return found;
 }
 
