@@ -161,7 +161,10 @@ MeasuredRun load_measured_run(const std::filesystem::path& run_dir) {
   run.servers = load_server_costs(run_dir);
   run.link = report.value(nlohmann::json::json_pointer("/network/cluster/link"), std::string());
   // Hosts on a fraction of a core, or more than the machine has: every byte crosses its cores.
-  if (const RunContext context = run_context(report); context.hosts_share_cores()) run.shared_cores = context.cores;
+  if (const RunContext context = run_context(report); context.hosts_share_cores()) {
+    run.shared_cores = context.cores;
+    run.hosts_time_sliced = context.time_sliced;
+  }
   run.comm_pieces = comm_pieces(report.at("epochs"), first, record.path);
   run.ready_from_macs = run.workload.bucket_ready;
   // Backward's real shape beats multiply-adds standing in for it, at any worker count: when each

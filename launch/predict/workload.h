@@ -49,6 +49,9 @@ struct MeasuredRun {
   // taking turns: RunContext::hosts_share_cores): every byte any host moves passes through those
   // cores. 0: hosts of their own.
   int shared_cores = 0;
+  // The hosts promised more cores than the machine has and took turns on them; hosts that each hold
+  // a quota the machine's cores can all give at once have their CPU to themselves.
+  bool hosts_time_sliced = false;
   std::vector<MeasuredPiece> comm_pieces{};  // empty for a run that recorded none (older, or one worker)
   // workload.bucket_ready came from the run's own bucket timings (else from multiply-adds), and
   // what multiply-adds would have said, for the check against the run.

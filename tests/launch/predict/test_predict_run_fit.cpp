@@ -310,8 +310,12 @@ TEST(RunFit, OnlyTheWaitTheLastBucketsSpanHoldsIsTakenFromIt) {
 // Parameter servers: push + pull t0 + t1 (N-1)/N, the rest of the round r0 + r1 N.
 constexpr double kT0 = 0.002, kT1 = 0.006, kR0 = 0.001, kR1 = 0.0015;
 
+constexpr int64_t kServerBytes = int64_t{64} << 20;
+
+// A gradient of 64 MiB: every shard's piece is large enough for its bytes to set its time.
 FitRun server_run(const std::string& transport, int n) {
   FitRun run = synthetic_run(transport, n);
+  run.measured.workload.bucket_bytes = {kServerBytes}, run.measured.workload.gradient_bytes = kServerBytes;
   const double moved = kT0 + kT1 * (n - 1.0) / n, rest = kR0 + kR1 * n;
   run.pieces = {{.what = "push", .index = -1, .start_s = 0.0, .end_s = moved / 2},
                 {.what = "wait for servers", .index = -1, .start_s = moved / 2, .end_s = moved / 2 + rest},
@@ -377,11 +381,13 @@ TEST(RunFit, OneHostCountWithItsBenchesScalesTheBenchesToTheRuns) {
   EXPECT_NEAR(predict_from_runs(fit, 4).step.step_s, slowest_of(4) + line(kBytes, 4) + kO0, 1e-3 * two.step_s);
 }
 
-// On hosts that share one machine's cores every worker's bytes pass through those cores, so a
-// worker's push and pull grow with N (here 2 + 3 N ms), and the fit follows N where it would
-// follow (N-1)/N for hosts of their own — which, through the same two runs, falls short at 4.
-TEST(RunFit, ServersOnSharedCoresGrowTheirTransferWithTheWorkers) {
-  const auto shared_run = [](int n, int cores) {
+// On hosts that take turns on one machine's cores every worker's bytes pass through those cores,
+// so a worker's push and pull grow with N (here 2 + 3 N ms), and the fit follows N where it
+// follows (N-1)/N for hosts of their own — which, through the same two runs, falls short at 4 —
+// and for emulated hosts that each hold a quota the machine's cores can give all at once; and N
+// again where the pieces are small enough for a call to each shard to set the time.
+TEST(RunFit, ServersOnTimeSlicedCoresGrowTheirTransferWithTheWorkers) {
+  const auto shared_run = [](int n, int cores, bool time_sliced) {
     FitRun run = server_run("ps-sync", n);
     const double moved = 0.002 + 0.003 * n, rest = kR0 + kR1 * n;
     run.pieces = {{.what = "push", .index = -1, .start_s = 0.0, .end_s = moved / 2},
@@ -390,14 +396,34 @@ TEST(RunFit, ServersOnSharedCoresGrowTheirTransferWithTheWorkers) {
     run.transfer_s = moved;
     run.step_s = slowest_of(n) + moved + rest;
     run.measured.shared_cores = cores;
+    run.measured.hosts_time_sliced = time_sliced;
     return run;
   };
   const double by_hand = 0.02875 + (0.002 + 0.003 * 4) + kR0 + kR1 * 4;
-  const RunFit shared = fit_on_runs({shared_run(2, 2), shared_run(3, 2)}, nullptr);
-  EXPECT_NEAR(predict_from_runs(shared, 4).step.step_s, by_hand, 1e-9);
-  EXPECT_NE(shared.transfer.how.find("N (the hosts shared 2 cores)"), std::string::npos) << shared.transfer.how;
-  const RunFit own = fit_on_runs({shared_run(2, 0), shared_run(3, 0)}, nullptr);
+  const RunFit sliced = fit_on_runs({shared_run(2, 2, true), shared_run(3, 2, true)}, nullptr);
+  EXPECT_NEAR(predict_from_runs(sliced, 4).step.step_s, by_hand, 1e-9);
+  EXPECT_NE(sliced.transfer.how.find("N (the hosts took turns on 2 cores)"), std::string::npos) << sliced.transfer.how;
+  const RunFit own = fit_on_runs({shared_run(2, 0, false), shared_run(3, 0, false)}, nullptr);
   EXPECT_NEAR(predict_from_runs(own, 4).step.step_s, by_hand - 0.0015, 1e-9);  // 12.5 ms of push and pull, not 14
+  EXPECT_EQ(own.transfer.how.find("quota"), std::string::npos) << own.transfer.how;
+  const RunFit quota = fit_on_runs({shared_run(2, 2, false), shared_run(3, 2, false)}, nullptr);
+  EXPECT_NEAR(predict_from_runs(quota, 4).step.step_s, by_hand - 0.0015, 1e-9);
+  EXPECT_NE(quota.transfer.how.find("(N-1)/N (each host's quota of the shared cores its own)"), std::string::npos)
+      << quota.transfer.how;
+  // One run that took turns among quota'd ones: not every byte crossed shared cores, (N-1)/N.
+  const RunFit mixed = fit_on_runs({shared_run(2, 2, true), shared_run(3, 2, false)}, nullptr);
+  EXPECT_NEAR(predict_from_runs(mixed, 4).step.step_s, by_hand - 0.0015, 1e-9);
+  // A gradient whose pieces are under a MiB a shard (LeNet-5's 248 KB): a call to each shard sets
+  // the time, which grows with N on hosts of their own too.
+  auto small = [&](int n) {
+    FitRun run = shared_run(n, 0, false);
+    run.measured.workload.bucket_bytes = {248024}, run.measured.workload.gradient_bytes = 248024;
+    return run;
+  };
+  const RunFit calls = fit_on_runs({small(2), small(3)}, nullptr);
+  EXPECT_NEAR(predict_from_runs(calls, 4).step.step_s, by_hand, 1e-9);
+  EXPECT_NE(calls.transfer.how.find("N (a call to each shard: pieces under 1024 KiB)"), std::string::npos)
+      << calls.transfer.how;
 }
 
 // Every term is fitted on the runs, so the fit reproduces them where they follow its terms in N; a
