@@ -149,7 +149,8 @@ class PredictRunCheck : public testing::TempDirTest {
 // step's end as the run had it): compute + 5 + 3 - 6 + 0.5; the bench alone: compute + 5 + 4 - 6.
 // The bucket's ready time is the run's, not the multiply-adds'.
 // Whether a run's emulated hosts shared the machine's cores, as its report says: whole cores each
-// (the hand's run) none; half a core each, or hosts time-sliced on fewer cores, the machine's.
+// (the hand's run) none; half a core each, or hosts time-sliced on fewer cores, the machine's —
+// and whether they took turns on them (time-sliced) or each held a quota of its own.
 TEST_F(PredictRunCheck, ARunsHostsShareTheMachinesCoresWhereItsReportSaysSo) {
   write_run("ps-sync", 1 * kMs, nlohmann::json::array());
   EXPECT_EQ(load_measured_run(run_).shared_cores, 0);
@@ -160,7 +161,9 @@ TEST_F(PredictRunCheck, ARunsHostsShareTheMachinesCoresWhereItsReportSaysSo) {
     report["network"]["cluster"]["cores_per_host"] = host_cores;
     report["network"]["cluster"]["time_sliced"] = sliced;
     std::ofstream(run_ / "report.json") << report.dump(2);
-    EXPECT_EQ(load_measured_run(run_).shared_cores, cores) << host_cores << (sliced ? " time-sliced" : "");
+    const MeasuredRun run = load_measured_run(run_);
+    EXPECT_EQ(run.shared_cores, cores) << host_cores << (sliced ? " time-sliced" : "");
+    EXPECT_EQ(run.hosts_time_sliced, sliced) << host_cores;  // half-core hosts each hold their quota
   }
 }
 
