@@ -236,7 +236,11 @@ void fit_server_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fitted
   const bool all_time_sliced = all_shared && std::all_of(runs.begin(), runs.end(), [](const FitRun& r) {
     return r.measured.hosts_time_sliced;
   });
-  const int most_shards = fit.fit_workers.back();  // a shard a host; the counts are sorted
+  // The shards as the runs' server files count them; without them, a shard beside each worker.
+  int most_shards = 1;
+  for (const FitRun& run : runs) {
+    most_shards = std::max(most_shards, run.measured.servers ? run.measured.servers->shards : run.measured.workers);
+  }
   const bool pieces_small = fit.workload.gradient_bytes / most_shards < kBytesSetAShardsTime;
   if (fit.fit_workers.size() > 1 && (all_time_sliced || pieces_small)) {
     fit.transfer = fit_term(transfer, [](int n) { return static_cast<double>(n); },

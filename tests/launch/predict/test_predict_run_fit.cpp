@@ -424,6 +424,17 @@ TEST(RunFit, ServersOnTimeSlicedCoresGrowTheirTransferWithTheWorkers) {
   EXPECT_NEAR(predict_from_runs(calls, 4).step.step_s, by_hand, 1e-9);
   EXPECT_NE(calls.transfer.how.find("N (a call to each shard: pieces under 1024 KiB)"), std::string::npos)
       << calls.transfer.how;
+  // 2 MiB over a shard beside each of 3 workers is small; over the one shard the runs' server
+  // files count, it is not.
+  auto two_mib = [&](int n, int shards) {
+    FitRun run = shared_run(n, 0, false);
+    run.measured.workload.bucket_bytes = {2 << 20}, run.measured.workload.gradient_bytes = 2 << 20;
+    if (shards > 0) run.measured.servers = ServerCosts{.shards = shards, .largest_share = 1.0 / shards};
+    return run;
+  };
+  EXPECT_NEAR(predict_from_runs(fit_on_runs({two_mib(2, 0), two_mib(3, 0)}, nullptr), 4).step.step_s, by_hand, 1e-9);
+  EXPECT_NEAR(predict_from_runs(fit_on_runs({two_mib(2, 1), two_mib(3, 1)}, nullptr), 4).step.step_s,
+              by_hand - 0.0015, 1e-9);
 }
 
 // Every term is fitted on the runs, so the fit reproduces them where they follow its terms in N; a
