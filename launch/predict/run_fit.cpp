@@ -19,7 +19,7 @@ namespace dtbench {
 namespace {
 
 // A shard's piece of the gradient below which a worker's calls, not its bytes, set its push and
-// pull: a gRPC call costs 0.2-0.4 ms on these machines (docs/speed.md), a MiB takes about 1 ms.
+// pull: a gRPC call costs 0.2-0.4 ms on these machines (docs/speed.md), a MiB about 1 ms to move.
 constexpr int64_t kBytesSetAShardsTime = int64_t{1} << 20;
 
 std::string workers_text(const std::vector<int>& workers) { return fmt::format("{}", fmt::join(workers, ", ")); }
@@ -211,6 +211,42 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
   fit.notes.push_back("delays no bucket accounts for: " + fit.overhead.how);
 }
 
+// The machine's cores where every run's emulated hosts shared them (workload.h); 0 otherwise.
+int cores_every_run_shared(const std::vector<FitRun>& runs) {
+  const int shared = runs.front().measured.shared_cores;
+  const bool all = std::all_of(runs.begin(), runs.end(), [](const FitRun& r) { return r.measured.shared_cores > 0; });
+  return all ? shared : 0;
+}
+
+// A worker's push and pull through runs at two host counts or more. They are a call to each of the
+// N shards and the bytes of its gradient. Bytes set the time where every shard's piece is large: on
+// a host's own link, and on emulated hosts that each hold a quota the machine can give all of them
+// at once, they grow with the (N-1)/N of the gradient that leaves the host. Calls set it where the
+// pieces are small, and where the hosts took turns on the machine's cores (promising more than it
+// has) every worker's bytes crossed those cores: both grow with N. Held out on the emulated
+// cluster, through runs at 2 and 3 half-core hosts, N overshot AlexNet's and ResNet-18's 4 by up
+// to 23 % and (N-1)/N undershot LeNet-5's by up to 18 % (docs/predict.md).
+TermFit transfer_through_runs(const std::vector<std::pair<int, double>>& transfer, const std::vector<FitRun>& runs,
+                              int64_t gradient_bytes) {
+  const int shared = cores_every_run_shared(runs);
+  const bool time_sliced = shared > 0 && std::all_of(runs.begin(), runs.end(), [](const FitRun& r) {
+    return r.measured.hosts_time_sliced;
+  });
+  // The shards as the runs' server files count them; without them, a shard beside each worker.
+  int most_shards = 1;
+  for (const FitRun& run : runs) {
+    most_shards = std::max(most_shards, run.measured.servers ? run.measured.servers->shards : run.measured.workers);
+  }
+  const auto in_n = [](int n) { return static_cast<double>(n); };
+  if (time_sliced) return fit_term(transfer, in_n, fmt::format("N (the hosts took turns on {} cores)", shared));
+  if (gradient_bytes / most_shards < kBytesSetAShardsTime) {
+    return fit_term(transfer, in_n, fmt::format("N (a call to each shard: pieces under {} KiB)",
+                                                kBytesSetAShardsTime >> 10));
+  }
+  return fit_term(transfer, [](int n) { return (n - 1.0) / n; },
+                  shared > 0 ? "(N-1)/N (each host's quota of the shared cores its own)" : "(N-1)/N");
+}
+
 void fit_server_terms(RunFit& fit, const std::vector<FitRun>& runs, const FittedConstants* benches) {
   std::vector<std::pair<int, double>> transfer, rest;
   for (const FitRun& run : runs) {
@@ -219,37 +255,8 @@ void fit_server_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fitted
     transfer.emplace_back(n, moved);
     rest.emplace_back(n, run.step_s - fit.mean_compute_s - straggler_seconds(fit, n) - moved);
   }
-  const auto per_worker_bytes = [](int n) { return (n - 1.0) / n; };
-  // A worker's push and pull are a call to each of the N shards and the bytes of its gradient.
-  // Bytes set the time where every shard's piece is large: on a host's own link, and on emulated
-  // hosts that each hold a quota the machine can give all of them at once, they grow with the
-  // (N-1)/N of the gradient that leaves the host. Calls set it where the pieces are small (a gRPC
-  // call costs about as long as a MiB takes to move here, docs/speed.md), and where the hosts took
-  // turns on the machine's cores (promising more than it has) every worker's bytes crossed those
-  // cores: both grow with N. Held out on the emulated cluster, through runs at 2 and 3 half-core
-  // hosts, N overshot AlexNet's and ResNet-18's 4 by up to 23 % and (N-1)/N undershot LeNet-5's
-  // by up to 18 % (docs/predict.md).
-  const int shared = runs.front().measured.shared_cores;
-  const bool all_shared = shared > 0 && std::all_of(runs.begin(), runs.end(), [](const FitRun& r) {
-    return r.measured.shared_cores > 0;
-  });
-  const bool all_time_sliced = all_shared && std::all_of(runs.begin(), runs.end(), [](const FitRun& r) {
-    return r.measured.hosts_time_sliced;
-  });
-  // The shards as the runs' server files count them; without them, a shard beside each worker.
-  int most_shards = 1;
-  for (const FitRun& run : runs) {
-    most_shards = std::max(most_shards, run.measured.servers ? run.measured.servers->shards : run.measured.workers);
-  }
-  const bool pieces_small = fit.workload.gradient_bytes / most_shards < kBytesSetAShardsTime;
-  if (fit.fit_workers.size() > 1 && (all_time_sliced || pieces_small)) {
-    fit.transfer = fit_term(transfer, [](int n) { return static_cast<double>(n); },
-                            all_time_sliced ? fmt::format("N (the hosts took turns on {} cores)", shared)
-                                            : fmt::format("N (a call to each shard: pieces under {} KiB)",
-                                                          kBytesSetAShardsTime >> 10));
-  } else if (fit.fit_workers.size() > 1) {
-    fit.transfer = fit_term(transfer, per_worker_bytes,
-                            all_shared ? "(N-1)/N (each host's quota of the shared cores its own)" : "(N-1)/N");
+  if (fit.fit_workers.size() > 1) {
+    fit.transfer = transfer_through_runs(transfer, runs, fit.workload.gradient_bytes);
   } else {
     if (benches == nullptr) need_two_host_counts(fit, "a parameter server's push and pull");
     const NetworkConstants c = benches->at(fit.transport, parse_link_rate(fit.link));
@@ -257,7 +264,7 @@ void fit_server_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fitted
     // The benches' own model of the shared cores (cost_model.h) keeps them for quota'd hosts too:
     // held out from 2 hosts' runs and their benches at 10 Gbit, without them AlexNet's servers
     // missed 4 hosts by up to 25 % where they missed by 16 at most (docs/predict.md).
-    const ServerLayout layout{.shared_cores = all_shared ? shared : 0};
+    const ServerLayout layout{.shared_cores = cores_every_run_shared(runs)};
     const auto shape = [c, bytes, layout](int n) { return 2 * ps_transfer_seconds(bytes, n, layout, c); };
     fit.transfer = {.a = 0, .b = transfer.front().second / shape(fit.fit_workers.front()), .shape = shape,
                     .how = fmt::format("the benches' push + pull scaled to the runs' at {} workers",
