@@ -18,6 +18,7 @@
 # machine's cores are split among the hosts (1, 0.67, 0.5 core at 2, 3, 4 hosts on 2 cores).
 # CLUSTER_PREFIX (default pred) names the clusters, so two validations on one machine do not meet.
 # TRAIN_SAMPLES (default 96) sizes AlexNet's and ResNet-18's epoch (192: 12, 8 and 6 steps at 2, 3, 4).
+# LENET5_SAMPLES (default 13440: 160, 106 and 80 steps at 2, 3, 4) sizes LeNet-5's.
 # REPEATS (default 1) trains every run that many times on the same cluster, one after another
 # (runs/MODEL-TRANSPORT-H-LINK, then ...-r2, ...): the compare script fits on every repeat and sets
 # each prediction against their mean, beside how far the repeats lie apart.
@@ -37,6 +38,7 @@ models=${4:-"lenet5 alexnet resnet18"}
 cores_per_host=${5:-}
 prefix=${CLUSTER_PREFIX:-pred}
 train_samples=${TRAIN_SAMPLES:-96}  # AlexNet's and ResNet-18's epoch; more steps, less noise, longer runs
+lenet5_samples=${LENET5_SAMPLES:-13440}
 transports=${TRANSPORTS:-"ring mpi ps-sync ps-async ddp"}
 dtbench=$(realpath "${DTBENCH:-build/dtbench}")  # a copy keeps a rebuild from changing it mid-run
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -51,9 +53,10 @@ mkdir -p "$out"/{fit,runs,logs,psbench}
 # at 8 its compute is a millisecond, and a step would time little but the emulated hosts taking
 # turns on the machine's two cores. Two epochs, the first a warm-up the model leaves out: 96
 # samples are 6 steps of 2 x 8, 4 of 3 x 8, 3 of 4 x 8; LeNet-5's step takes a few ms, so it gets
-# 3360 samples (40 steps of 2 x 42, 26 of 3, 20 of 4), still seconds a run.
+# 13440 samples (160 steps of 2 x 42, 106 of 3, 80 of 4), still seconds a run: at a quarter of
+# that, one step held 30-50 ms by the machine moved a run's mean step by up to 30 % (docs/predict.md).
 [ -d "$out/data" ] || "$dtbench" data synth --format cifar10 --out "$out/data" --train "$train_samples" --test 16 >/dev/null
-[ -d "$out/data-lenet5" ] || "$dtbench" data synth --format cifar10 --out "$out/data-lenet5" --train 3360 --test 16 >/dev/null
+[ -d "$out/data-lenet5" ] || "$dtbench" data synth --format cifar10 --out "$out/data-lenet5" --train "$lenet5_samples" --test 16 >/dev/null
 batch_for() { if [ "$1" = lenet5 ]; then echo 42; else echo 8; fi; }
 # bench ps rounds per payload: LeNet-5's take milliseconds, and five of them are mostly noise.
 ps_iters_for() { if [ "$1" = lenet5 ]; then echo 100; else echo 5; fi; }
