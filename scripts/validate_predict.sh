@@ -19,6 +19,8 @@
 # CLUSTER_PREFIX (default pred) names the clusters, so two validations on one machine do not meet.
 # TRAIN_SAMPLES (default 96) sizes AlexNet's and ResNet-18's epoch (192: 12, 8 and 6 steps at 2, 3, 4).
 # LENET5_SAMPLES (default 13440: 160, 106 and 80 steps at 2, 3, 4) sizes LeNet-5's.
+# TRACE_STEPS (default 0) writes each rank's timeline of that many steps an epoch into its run
+# (trace-<rank>.json, the profiler's `profile.trace_steps`), to see when ranks and buckets meet.
 # REPEATS (default 1) trains every run that many times on the same cluster, one after another
 # (runs/MODEL-TRANSPORT-H-LINK, then ...-r2, ...): the compare script fits on every repeat and sets
 # each prediction against their mean, beside how far the repeats lie apart.
@@ -155,7 +157,7 @@ train_run() {  # dir hosts link model transport repeat
   [ -f "$run/report.json" ] && return 0
   rm -rf "$run"
   local common=(--config "configs/study/$4-cifar10.yaml" --set "dataset.path=$(data_for "$4")" --set dataset.augment=false --set "batch=$(batch_for "$4")"
-                --set epochs=2 --set steps=0 --set threads=1 --set profile.trace_steps=0)
+                --set epochs=2 --set steps=0 --set threads=1 --set "profile.trace_steps=${TRACE_STEPS:-0}")
   if [[ $5 == ps-* ]]; then
     [ -f "$token" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$token")
     for ((h = 0; h < $2; h++)); do
