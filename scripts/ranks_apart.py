@@ -39,7 +39,10 @@ def apart(run: pathlib.Path) -> str:
     references = {reference for reference, _ in per_rank}
     if len(references) > 1:
         raise ValueError(f"{run}: the ranks' clocks have different references ({', '.join(sorted(references))})")
-    epoch = min(max(e for name, e, *_ in spans if name == "forward") for _, spans in per_rank)
+    last_epochs = [max((e for name, e, *_ in spans if name == "forward"), default=None) for _, spans in per_rank]
+    if None in last_epochs:
+        raise ValueError(f"{traces[last_epochs.index(None)]}: no traced step")
+    epoch = min(last_epochs)  # the last epoch every rank traced
     starts, ends = {}, {}
     for _, spans in per_rank:
         for name, e, step, begin, end in spans:
