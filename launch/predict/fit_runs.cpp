@@ -101,6 +101,23 @@ double wait_inside_last_bucket(const std::vector<MeasuredPiece>& pieces, double 
   return std::max(0.0, slowest_ready_s - last->start_s);
 }
 
+std::vector<double> waits_from_step_compute(const std::vector<std::vector<double>>& per_rank) {
+  if (per_rank.empty()) return {};
+  const size_t steps = per_rank.front().size();
+  for (const auto& samples : per_rank) {
+    if (samples.size() != steps) return {};
+  }
+  std::vector<double> waits(per_rank.size(), 0.0);
+  if (steps == 0) return waits;
+  for (size_t i = 0; i < steps; ++i) {
+    double slowest = per_rank.front()[i];
+    for (const auto& samples : per_rank) slowest = std::max(slowest, samples[i]);
+    for (size_t r = 0; r < per_rank.size(); ++r) waits[r] += slowest - per_rank[r][i];
+  }
+  for (double& wait : waits) wait /= static_cast<double>(steps);
+  return waits;
+}
+
 FitRun load_fit_run(const std::filesystem::path& dir) {
   if (!std::filesystem::is_directory(dir)) fail_input("fit run {}: no such directory", dir.string());
   FitRun run{.measured = load_measured_run(dir)};
@@ -109,9 +126,26 @@ FitRun load_fit_run(const std::filesystem::path& dir) {
     fail_input("{}: report.json names no link (network.cluster.link); expected a run on the emulated cluster, whose "
                "link the prediction is for", (dir / "report.json").string());
   }
+  std::vector<RankFigures> ranks;
   for (int rank = 0; rank < world; ++rank) {
     const auto path = dir / fmt::format("worker-{}.json", rank);
-    const RankFigures r = rank_figures(read_worker_file(path, world), path);
+    ranks.push_back(rank_figures(read_worker_file(path, world), path));
+  }
+  // A wait of exactly 0 on every rank of an allreduce is one nobody timed: its step waits for the
+  // slowest rank. (The parameter servers' wait is for the servers, and always timed.)
+  const auto reduces = [](const RankFigures& r) {
+    return std::any_of(r.pieces.begin(), r.pieces.end(), [](const auto& p) { return p.what == "allreduce bucket"; });
+  };
+  const bool untimed = world > 1 && reduces(ranks.front()) &&
+                       std::all_of(ranks.begin(), ranks.end(), [](const auto& r) { return r.wait_s == 0; });
+  if (untimed) {
+    std::vector<std::vector<double>> per_rank;
+    for (const RankFigures& r : ranks) per_rank.push_back(r.samples);
+    const std::vector<double> waits = waits_from_step_compute(per_rank);
+    for (size_t rank = 0; rank < waits.size(); ++rank) ranks[rank].wait_s = waits[rank];
+    run.waits_from_compute = !waits.empty();
+  }
+  for (const RankFigures& r : ranks) {
     run.compute_samples.insert(run.compute_samples.end(), r.samples.begin(), r.samples.end());
     run.last_bucket_wait_s += wait_inside_last_bucket(r.pieces, r.wait_s) / world;
     run.transfer_s += r.transfer_s / world;

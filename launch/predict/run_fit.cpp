@@ -369,6 +369,10 @@ RunFit fit_on_runs(const std::vector<FitRun>& runs, const FittedConstants* bench
                                         "has it"
                                       : "; a step waits for the largest of N draws"));
   if (fit.transport == PredictTransport::Mpi) note_mpi_algorithms(fit);
+  if (std::any_of(runs.begin(), runs.end(), [](const FitRun& r) { return r.waits_from_compute; })) {
+    fit.notes.push_back("each rank's wait for the last rank, which its run did not time: from the ranks' per-step "
+                        "compute (in each step the slowest rank's less its own)");
+  }
   if (allreduce_transport(fit.transport)) {
     fit_allreduce_terms(fit, runs, benches);
   } else {

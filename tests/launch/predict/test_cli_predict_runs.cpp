@@ -1,9 +1,12 @@
 // dtbench predict --fit RUN_DIR...: what a user meets with bad runs to fit on — each error names
-// the file or the runs, and what was expected.
+// the file or the runs, and what was expected — and what it reads of a run its ranks timed less of.
 #include <gtest/gtest.h>
 
 #include <fstream>
 
+#include <fmt/format.h>
+
+#include "launch/predict/fit_runs.h"
 #include "support/cli_helpers.h"
 
 namespace dtbench {
@@ -71,6 +74,41 @@ TEST_F(CliPredictRuns, ARunDirBesideTheFitRunsIsRefused) {
   const Outcome r = predict((root_ / "a").string() + " " + runs());
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("would be unused"), std::string::npos) << r.output;
+}
+
+// A run of two ranks whose worker files time no wait for the last rank (PyTorch's DDP exchanges no
+// arrival times): each rank's wait comes from the ranks' compute in each step, and the part its one
+// bucket's span holds (all of it: the bucket begins as backward ends) is not taken as the bucket's
+// own time. Rank 0 computed 1, 4 and 2 ms, rank 1 3, 1 and 2: they waited 2/3 and 1 ms a step.
+TEST_F(CliPredictRuns, AWaitTheRanksDidNotTimeIsTakenFromTheirComputeInEachStep) {
+  const auto dir = root_ / "a";
+  edit(dir / "report.json", [](nlohmann::json& j) { j["world"] = 2; });
+  const std::vector<std::vector<double>> computes = {{1e-3, 4e-3, 2e-3}, {3e-3, 1e-3, 2e-3}};
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto file = dir / fmt::format("worker-{}.json", rank);
+    if (rank == 1) std::filesystem::copy_file(dir / "worker-0.json", file);
+    edit(file, [&](nlohmann::json& j) {
+      for (auto& epoch : j["epochs"]) {
+        epoch["steps"] = 3;
+        epoch["step_compute_s"] = computes[static_cast<size_t>(rank)];
+        epoch["comm_split"]["wait_s"] = 0.0;
+        epoch["comm_timings"] = nlohmann::json::array({{{"what", "allreduce bucket"}, {"index", 0}, {"bytes", 4096},
+                                                        {"ready_s", 0.005}, {"start_s", 0.005}, {"end_s", 0.015},
+                                                        {"steps", 3}}});
+      }
+    });
+  }
+  const FitRun untimed = load_fit_run(dir);
+  EXPECT_TRUE(untimed.waits_from_compute);
+  EXPECT_NEAR(untimed.last_bucket_wait_s, (2e-3 / 3 + 1e-3) / 2, 1e-12);
+
+  // A rank that timed its wait (dtbench's ring exchanges arrival times) is taken at its word.
+  edit(dir / "worker-1.json", [](nlohmann::json& j) {
+    for (auto& epoch : j["epochs"]) epoch["comm_split"]["wait_s"] = 3 * 2e-3;  // 2 ms a step
+  });
+  const FitRun timed = load_fit_run(dir);
+  EXPECT_FALSE(timed.waits_from_compute);
+  EXPECT_NEAR(timed.last_bucket_wait_s, 2e-3 / 2, 1e-12);
 }
 
 }  // namespace

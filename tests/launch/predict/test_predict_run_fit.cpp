@@ -307,6 +307,29 @@ TEST(RunFit, OnlyTheWaitTheLastBucketsSpanHoldsIsTakenFromIt) {
   EXPECT_DOUBLE_EQ(wait_inside_last_bucket({{.what = "push", .index = -1, .end_s = 0.01}}, 0.020), 0.0);
 }
 
+// A rank's wait for the last rank, where its run did not time it, from the ranks' compute in each
+// step: rank 0 computed 1, 4 and 2 ms, rank 1 3, 1 and 2 — rank 0 waited 2, 0 and 0 ms for rank 1,
+// rank 1 0, 3 and 0 for rank 0.
+TEST(RunFit, EachRanksWaitForTheLastIsTakenFromTheRanksComputeInEachStep) {
+  const std::vector<double> waits = waits_from_step_compute({{1e-3, 4e-3, 2e-3}, {3e-3, 1e-3, 2e-3}});
+  ASSERT_EQ(waits.size(), 2u);
+  EXPECT_NEAR(waits[0], 2e-3 / 3, 1e-15);
+  EXPECT_NEAR(waits[1], 3e-3 / 3, 1e-15);
+  // Against a wait drawn by hand per step: three ranks of 200 random steps.
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> compute(1e-3, 9e-3);
+  std::vector<std::vector<double>> ranks(3, std::vector<double>(200));
+  for (auto& rank : ranks) std::generate(rank.begin(), rank.end(), [&] { return compute(random); });
+  const std::vector<double> drawn = waits_from_step_compute(ranks);
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    double by_hand = 0;
+    for (size_t i = 0; i < 200; ++i) by_hand += std::max({ranks[0][i], ranks[1][i], ranks[2][i]}) - ranks[r][i];
+    EXPECT_NEAR(drawn[r], by_hand / 200, 1e-15) << r;
+  }
+  // Steps that do not line up (a rank with a step more) say nothing of one another's waits.
+  EXPECT_TRUE(waits_from_step_compute({{1e-3, 2e-3}, {1e-3}}).empty());
+}
+
 // Parameter servers: push + pull t0 + t1 (N-1)/N, the rest of the round r0 + r1 N.
 constexpr double kT0 = 0.002, kT1 = 0.006, kR0 = 0.001, kR1 = 0.0015;
 
