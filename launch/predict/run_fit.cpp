@@ -266,8 +266,7 @@ void fit_server_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fitted
     // missed 4 hosts by up to 25 % where they missed by 16 at most (docs/predict.md).
     const ServerLayout layout{.shared_cores = cores_every_run_shared(runs)};
     const auto shape = [c, bytes, layout](int n) { return 2 * ps_transfer_seconds(bytes, n, layout, c); };
-    double measured = 0;  // the runs' mean: repeats at that host count
-    for (const auto& [n, moved] : transfer) measured += moved / static_cast<double>(transfer.size());
+    const double measured = mean_term(transfer).a;  // the runs' mean: repeats at that host count
     fit.transfer = {.a = 0, .b = measured / shape(fit.fit_workers.front()), .shape = shape,
                     .how = fmt::format("the benches' push + pull scaled to the runs' at {} workers",
                                        fit.fit_workers.front())};
