@@ -109,6 +109,27 @@ TEST_F(CliPredictRuns, AWaitTheRanksDidNotTimeIsTakenFromTheirComputeInEachStep)
   const FitRun timed = load_fit_run(dir);
   EXPECT_FALSE(timed.waits_from_compute);
   EXPECT_NEAR(timed.last_bucket_wait_s, 2e-3 / 2, 1e-12);
+
+  // Untimed again, but steps that do not line up (rank 1 with a step more) say nothing of the
+  // waits; nor does a parameter server's run, whose wait is for the servers and has no bucket.
+  edit(dir / "worker-1.json", [](nlohmann::json& j) {
+    for (auto& epoch : j["epochs"]) {
+      epoch["comm_split"]["wait_s"] = 0.0;
+      epoch["step_compute_s"].push_back(1e-3);
+    }
+  });
+  EXPECT_FALSE(load_fit_run(dir).waits_from_compute);
+  for (int rank = 0; rank < 2; ++rank) {
+    edit(dir / fmt::format("worker-{}.json", rank), [&](nlohmann::json& j) {
+      for (auto& epoch : j["epochs"]) {
+        epoch["step_compute_s"] = computes[static_cast<size_t>(rank)];
+        epoch["comm_timings"] = nlohmann::json::array({{{"what", "push"}, {"index", -1}, {"bytes", 4096},
+                                                        {"ready_s", 0.005}, {"start_s", 0.005}, {"end_s", 0.015},
+                                                        {"steps", 3}}});
+      }
+    });
+  }
+  EXPECT_FALSE(load_fit_run(dir).waits_from_compute);
 }
 
 }  // namespace
