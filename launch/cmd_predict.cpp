@@ -62,8 +62,12 @@ void predict_from_fit_runs(const PredictOptions& o, const std::vector<std::files
   const double reduce = o.reduce_ns_per_byte >= 0 ? o.reduce_ns_per_byte / 1e9 : 0.0;
   std::optional<FittedConstants> constants;
   if (!benches.empty()) constants.emplace(benches, reduce > 0 ? reduce : measure_reduce_s_per_byte());
-  const RunFit fit = fit_on_runs(load_fit_runs(runs), constants ? &*constants : nullptr);
-  const std::vector<RunFitRow> rows = run_fit_rows(fit, o.workers);
+  const std::vector<FitRun> fit_runs = load_fit_runs(runs);
+  const FittedConstants* benches_fitted = constants ? &*constants : nullptr;
+  RunFit fit = fit_on_runs(fit_runs, benches_fitted);
+  fit.held_out = held_out_on_own_runs(fit_runs, benches_fitted);
+  const std::vector<RunFitRow> rows =
+      run_fit_rows(fit, o.workers, step_ranges_over_repeats(fit_runs, benches_fitted, o.workers));
   fmt::print("{}", render_text(run_fit_table(fit, rows)));
   if (!o.out.empty()) {
     write_run_fit(fit, rows, o.out);

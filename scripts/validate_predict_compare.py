@@ -101,9 +101,10 @@ def predicted_step(dtbench: str, out: pathlib.Path, run: pathlib.Path, m: dict, 
     return row["step_s"], row["comm_exposed_s"]
 
 
-def fit_on_runs(dtbench: str, out: pathlib.Path, m: dict, fit_hosts: list, with_benches: bool) -> float:
+def fit_on_runs(dtbench: str, out: pathlib.Path, m: dict, fit_hosts: list, with_benches: bool) -> tuple:
     """The step of `m`'s run predicted from the runs of its model, transport and link at
-    `fit_hosts` (and the benches of those clusters where `with_benches`), nothing of its own."""
+    `fit_hosts` (and the benches of those clusters where `with_benches`), nothing of its own; and
+    the range of the fits on one run per host count where those runs were repeated (else None)."""
     link = m["link"]
     fits = [str(out / "runs" / name) for h in fit_hosts for name in m["repeats"][h]]
     if with_benches:
@@ -117,7 +118,8 @@ def fit_on_runs(dtbench: str, out: pathlib.Path, m: dict, fit_hosts: list, with_
     subprocess.run([dtbench, "predict", "--fit", ",".join(fits), "--workers", m["hosts"], "--out", str(target)],
                    check=True, capture_output=True, text=True)
     rows = json.loads((target / "predict.json").read_text())["predictions"]
-    return next(r for r in rows if r["workers"] == int(m["hosts"]))["step_s"]
+    row = next(r for r in rows if r["workers"] == int(m["hosts"]))
+    return row["step_s"], row.get("step_range_s")
 
 
 def held_out_rows(dtbench: str, out: pathlib.Path, runs: dict) -> list:
@@ -140,10 +142,14 @@ def held_out_rows(dtbench: str, out: pathlib.Path, runs: dict) -> list:
                        "fit_hosts": "+".join(map(str, fit_hosts)) + (" + benches" if with_benches else ""),
                        "measured_ms": 1e3 * measured, "repeats": len(steps),
                        "repeat_spread": (max(steps) - min(steps)) / measured if len(steps) > 1 else None,
-                       "after_ms": None, "after_error": None, "before_ms": None, "before_error": None}
+                       "after_ms": None, "after_error": None, "before_ms": None, "before_error": None,
+                       "range_low_ms": None, "range_high_ms": None, "measured_low_ms": 1e3 * min(steps),
+                       "measured_high_ms": 1e3 * max(steps)}
                 try:
-                    after = fit_on_runs(dtbench, out, m, fit_hosts, with_benches)
+                    after, step_range = fit_on_runs(dtbench, out, m, fit_hosts, with_benches)
                     row.update(after_ms=1e3 * after, after_error=(after - measured) / measured)
+                    if step_range:
+                        row.update(range_low_ms=1e3 * step_range[0], range_high_ms=1e3 * step_range[1])
                 except (subprocess.CalledProcessError, StopIteration) as e:
                     print(f"no fit-on-runs prediction for {model} {transport} {target} from {fit_hosts}: "
                           f"{getattr(e, 'stderr', e)}", file=sys.stderr)
@@ -180,6 +186,16 @@ def print_held_out(rows: list) -> None:
             cells.append(f"{100 * statistics.median(errors):5.1f}% / {100 * max(errors):5.1f}%" if errors else "-")
         if group:
             print(f"  {name:<9} {len(group):>3} {cells[0]:>17} {cells[1]:>17}")
+    ranged = [r for r in rows if r["range_low_ms"] is not None]
+    if ranged:
+        inside = sum(r["range_low_ms"] <= r["measured_ms"] <= r["range_high_ms"] for r in ranged)
+        meets = sum(r["range_low_ms"] <= r["measured_high_ms"] and r["measured_low_ms"] <= r["range_high_ms"]
+                    for r in ranged)
+        widths = [(r["range_high_ms"] - r["range_low_ms"]) / r["after_ms"] for r in ranged]
+        print(f"  one run per size (the range of the fits on one run per host count, `predict --fit`): "
+              f"{100 * statistics.median(widths):.1f} % of the step wide (median), {100 * max(widths):.1f} % at most; "
+              f"the measured mean inside it {inside} of {len(ranged)}, the measured repeats' span meeting it "
+              f"{meets} of {len(ranged)}")
     spreads = [r["repeat_spread"] for r in rows if r["repeat_spread"] is not None]
     if spreads:
         print(f"  the predicted runs' repeats lie {100 * statistics.median(spreads):.1f} % apart (median), "

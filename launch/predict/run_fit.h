@@ -19,6 +19,7 @@
 // Runs at one host count cannot fix how communication grows with N: then the benches (bench
 // allreduce / bench ps at that host count) give its shape, scaled to the runs.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,15 @@ struct OwnRunCheck {
 // and what it predicts further out is less sure.
 constexpr double kOwnRunTolerance = 0.10;
 
+// The fit checked on its own runs held out (run_fit_sureness.h): the largest host count left out
+// and predicted from the runs at the others alone.
+struct HeldOutCheck {
+  std::vector<int> fitted_on{};  // the host counts it was fitted on
+  int workers = 0;               // the host count predicted
+  double measured_s = 0.0, predicted_s = 0.0;
+  double error() const { return (predicted_s - measured_s) / measured_s; }
+};
+
 struct RunFit {
   PredictTransport transport = PredictTransport::Ring;
   std::string model{}, link{};
@@ -69,6 +79,7 @@ struct RunFit {
   TermFit servers{};
   std::vector<std::string> notes{};  // each term's fit, in words
   std::vector<OwnRunCheck> own_runs{};  // at each fit host count, in order
+  std::optional<HeldOutCheck> held_out{};  // runs at three host counts or more: the largest held out
 };
 
 // `benches` may be null: then the runs must span two host counts at least.

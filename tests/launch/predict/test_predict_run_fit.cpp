@@ -19,6 +19,7 @@
 #include "launch/predict/order_statistic.h"
 #include "launch/predict/run_fit.h"
 #include "launch/predict/run_fit_output.h"
+#include "tests/launch/predict/synthetic_fit_runs.h"
 
 namespace dtbench {
 namespace {
@@ -73,41 +74,6 @@ TEST(FitTerm, RecoversALineAndKeepsOnePointConstant) {
   EXPECT_EQ(below.at(4), 0.0);
   EXPECT_NE(below.how.find("-0.500 ms, the mean over 2 run(s) at 2, 3 workers (below 0: taken as none)"),
             std::string::npos) << below.how;
-}
-
-// Synthetic runs with known parameters: each rank's compute is 10 ms or 30 ms with equal chance
-// (so the slowest of n is 30 ms unless all n drew 10 ms: 30 - 20 / 2^n ms), one bucket of S bytes
-// reduced after backward in 2(N-1)(alpha + S/N/beta), plus delays of o0 + o1 N after it (2 ms at 2
-// workers, 2.5 at 3: the fit takes their mean, 2.25 ms, at every N).
-constexpr double kFast = 0.010, kSlow = 0.030, kAlpha = 200e-6, kBeta = 50e6, kO0 = 0.001, kO1 = 0.0005;
-constexpr int64_t kBytes = 1 << 20;
-constexpr double kDelayMean = kO0 + 2.5 * kO1;  // the delays' mean over runs at 2 and 3 workers
-
-double slowest_of(int n) { return kSlow - (kSlow - kFast) / std::pow(2.0, n); }
-
-FitRun synthetic_run(const std::string& transport, int n) {
-  FitRun run;
-  run.measured.dir = "/runs/" + transport + "-" + std::to_string(n);
-  run.measured.model = "lenet5";
-  run.measured.transport = transport;
-  run.measured.link = "1gbit";
-  run.measured.workers = n;
-  run.measured.workload = {.compute = {.forward_s = 0.005, .backward_s = 0.010, .update_s = 0.005},
-                           .bucket_bytes = {kBytes}, .bucket_ready = {1.0}, .overlap = false,
-                           .gradient_bytes = kBytes};
-  for (int rank = 0; rank < n; ++rank) run.compute_samples.insert(run.compute_samples.end(), {kFast, kSlow});
-  run.mean_compute_s = (kFast + kSlow) / 2;
-  return run;
-}
-
-FitRun allreduce_run(int n) {
-  FitRun run = synthetic_run("ring", n);
-  const double transfer = 2 * (n - 1) * (kAlpha + static_cast<double>(kBytes) / n / kBeta);
-  run.last_bucket_wait_s = 0.004;  // the bucket's span holds the rank's wait for the last to arrive
-  run.pieces = {{.what = "allreduce bucket", .index = 0, .bytes = kBytes, .ready_s = 0.010, .start_s = 0.010,
-                 .end_s = 0.010 + transfer + run.last_bucket_wait_s}};
-  run.step_s = slowest_of(n) + transfer + kO0 + kO1 * n;
-  return run;
 }
 
 TEST(RunFit, AllreduceRecoversItsTermsAndPredictsFourWorkersAsByHand) {
