@@ -8,6 +8,20 @@
 
 namespace dtbench {
 
+namespace {
+
+// A fit on some of the runs, or none where the model cannot fit them (InputError): such a subset
+// says nothing of how sure the fit on all of them is.
+std::optional<RunFit> fit_if_possible(const std::vector<FitRun>& runs, const FittedConstants* benches) {
+  try {
+    return fit_on_runs(runs, benches);
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 std::optional<HeldOutCheck> held_out_on_own_runs(const std::vector<FitRun>& runs, const FittedConstants* benches) {
   std::set<int> host_counts;
   for (const FitRun& run : runs) host_counts.insert(run.measured.workers);
@@ -23,14 +37,10 @@ std::optional<HeldOutCheck> held_out_on_own_runs(const std::vector<FitRun>& runs
       measured_sum += run.step_s, ++measured_count;
     }
   }
-  RunFit fit;
-  try {
-    fit = fit_on_runs(smaller, benches);
-  } catch (const InputError&) {
-    return std::nullopt;
-  }
-  return HeldOutCheck{.fitted_on = fit.fit_workers, .workers = largest, .measured_s = measured_sum / measured_count,
-                      .predicted_s = predict_from_runs(fit, largest).step.step_s};
+  const std::optional<RunFit> fit = fit_if_possible(smaller, benches);
+  if (!fit) return std::nullopt;
+  return HeldOutCheck{.fitted_on = fit->fit_workers, .workers = largest, .measured_s = measured_sum / measured_count,
+                      .predicted_s = predict_from_runs(*fit, largest).step.step_s};
 }
 
 std::vector<std::optional<StepRange>> step_ranges_over_repeats(const std::vector<FitRun>& runs,
@@ -52,14 +62,10 @@ std::vector<std::optional<StepRange>> step_ranges_over_repeats(const std::vector
       chosen.push_back(*repeats[static_cast<size_t>(index % count)]);
       index /= count;
     }
-    RunFit fit;
-    try {
-      fit = fit_on_runs(chosen, benches);
-    } catch (const InputError&) {
-      continue;  // a choice the model cannot fit says nothing of the others' spread
-    }
+    const std::optional<RunFit> fit = fit_if_possible(chosen, benches);
+    if (!fit) continue;
     for (size_t i = 0; i < workers.size(); ++i) {
-      const double step = predict_from_runs(fit, workers[i]).step.step_s;
+      const double step = predict_from_runs(*fit, workers[i]).step.step_s;
       std::optional<StepRange>& range = ranges[i];
       if (!range) range = StepRange{.low_s = step, .high_s = step};
       range->low_s = std::min(range->low_s, step);

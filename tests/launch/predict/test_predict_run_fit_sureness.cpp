@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/util/error.h"
 #include "launch/predict/run_fit_output.h"
 #include "launch/predict/run_fit_sureness.h"
 #include "launch/report/table.h"
@@ -117,6 +118,17 @@ TEST(RunFitSureness, ManyRepeatsAreSampledEvenly) {
   const double base = predict_from_runs(fit_on_runs({runs[0], runs[1]}, nullptr), 4).step.step_s;
   EXPECT_NEAR(ranges[0]->low_s, base, 1e-9);
   EXPECT_NEAR(ranges[0]->high_s, base + 0.004, 1e-9);
+}
+
+// Runs the model cannot fit (here whose ranks timed no allreduce bucket) give no range and no
+// held-out check, rather than ending the prediction with the error of a subset of them.
+TEST(RunFitSureness, RunsThatCannotBeFittedGiveNoCheck) {
+  FitRun untimed2 = allreduce_run(2), untimed2b = allreduce_run(2), untimed3 = allreduce_run(3);
+  untimed2b.measured.dir = "/runs/2b";
+  for (FitRun* run : {&untimed2, &untimed2b, &untimed3}) run->pieces.clear();
+  ASSERT_THROW(fit_on_runs({untimed2, untimed3}, nullptr), InputError);
+  EXPECT_TRUE(step_ranges_over_repeats({untimed2, untimed2b, untimed3}, nullptr, {4}).empty());
+  EXPECT_FALSE(held_out_on_own_runs({untimed2, untimed3, allreduce_run(4)}, nullptr).has_value());
 }
 
 }  // namespace
