@@ -7,6 +7,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "comm/transport_catalogue.h"
@@ -35,7 +36,15 @@ struct PredictOptions {
   double compute_speedup = 1;      // the measured compute phases divided by this
   bool no_calibrate = false;       // the bench's constants alone, also for the run's own transport and link
   std::string out;
+  // Those given of the options that shape a prediction from one run and the benches alone
+  // (kOneRunOptions): with --fit RUN_DIR the runs fix what they would set.
+  std::vector<std::string> one_run_options_given;
 };
+
+// Options of `predict RUN_DIR --fit LINK:FILE` that mean nothing with --fit RUN_DIR: the runs fitted
+// on fix the link, the transport and the servers' layout, and their rates are their own.
+constexpr const char* kOneRunOptions[] = {"--link",         "--transport", "--shards",  "--servers-apart",
+                                          "--shared-cores", "--alpha-us",  "--no-calibrate"};
 
 // Workers faster than the measured one by `speedup` (another CPU, a GPU): every compute phase
 // divided by it, and the figures say so.
@@ -54,6 +63,12 @@ void predict_from_fit_runs(const PredictOptions& o, const std::vector<std::files
     fail_input("predict: --fit names run directories, so RUN_DIR {} would be unused: the prediction takes nothing "
                "from a run at the predicted size; drop it, or give it to --fit to fit on it too", o.run_dir);
   }
+  if (!o.one_run_options_given.empty()) {
+    fail_input("predict: {} shape a prediction from one run and the benches (predict RUN_DIR --fit LINK:FILE), not "
+               "one fitted on runs (--fit RUN_DIR), whose runs fix the link, the transport and where the servers are, "
+               "and whose rates are their own; drop it, or fit on runs made that way",
+               fmt::join(o.one_run_options_given, ", "));
+  }
   if (runs.size() == 1 && benches.empty()) {
     fail_input("predict: one run to fit on ({}): one run cannot fix how communication grows with the workers; give "
                "runs at two host counts at least (--fit RUN_2,RUN_3), or bench files of its cluster beside it "
@@ -66,8 +81,9 @@ void predict_from_fit_runs(const PredictOptions& o, const std::vector<std::files
   const FittedConstants* benches_fitted = constants ? &*constants : nullptr;
   RunFit fit = fit_on_runs(fit_runs, benches_fitted);
   fit.held_out = held_out_on_own_runs(fit_runs, benches_fitted);
-  const std::vector<RunFitRow> rows =
-      run_fit_rows(fit, o.workers, step_ranges_over_repeats(fit_runs, benches_fitted, o.workers));
+  divide_compute(fit, o.compute_speedup);
+  const std::vector<RunFitRow> rows = run_fit_rows(
+      fit, o.workers, step_ranges_over_repeats(fit_runs, benches_fitted, o.workers, o.compute_speedup));
   fmt::print("{}", render_text(run_fit_table(fit, rows)));
   if (!o.out.empty()) {
     write_run_fit(fit, rows, o.out);
@@ -151,13 +167,19 @@ void add_predict_command(CLI::App& app) {
   command->add_option("--alpha-us", o->alpha_us,
                       "Latency per message at link rates no --fit measured (default: as fitted at the fastest)");
   command->add_option("--compute-speedup", o->compute_speedup,
-                      "What if the workers computed this many times faster than the measured run (default 1)")
+                      "What if the workers computed this many times faster than the measured run, or the runs "
+                      "--fit names (default 1)")
       ->check(CLI::PositiveNumber);
   command->add_flag("--no-calibrate", o->no_calibrate,
                     "Predict the run's own transport at its link from the benches alone (default: carried to "
                     "the rate its communication had inside the run)");
   command->add_option("--out", o->out, "Where predict.json, .csv and .html go (default: the run directory)");
-  command->callback([o] { run_predict(*o); });
+  command->callback([o, command] {
+    for (const char* name : kOneRunOptions) {
+      if (command->count(name) > 0) o->one_run_options_given.emplace_back(name);
+    }
+    run_predict(*o);
+  });
 }
 
 }  // namespace dtbench

@@ -61,6 +61,17 @@ def measured_step(run: pathlib.Path) -> tuple:
     return tuple(statistics.mean(w[i] for w in per_worker) for i in (0, 1))
 
 
+def measured_compute(run: pathlib.Path) -> float:
+    """The run's mean compute a step as `predict --fit` pools it: every rank's per-step compute
+    (worker-RANK.json's step_compute_s), epochs after the first."""
+    samples = []
+    for f in sorted(run.glob("worker-*.json")):
+        epochs = json.loads(f.read_text())["epochs"]
+        for epoch in epochs[1:] if len(epochs) > 1 else epochs:
+            samples += epoch["step_compute_s"]
+    return statistics.mean(samples)
+
+
 def shared_cores(run: pathlib.Path) -> int:
     """The cores the run's emulated hosts share: the one machine's where its hosts take turns on
     them (more hosts than cores, or a fraction of a core each); 0 where each host has whole cores
@@ -101,10 +112,12 @@ def predicted_step(dtbench: str, out: pathlib.Path, run: pathlib.Path, m: dict, 
     return row["step_s"], row["comm_exposed_s"]
 
 
-def fit_on_runs(dtbench: str, out: pathlib.Path, m: dict, fit_hosts: list, with_benches: bool) -> tuple:
+def fit_on_runs(dtbench: str, out: pathlib.Path, m: dict, fit_hosts: list, with_benches: bool,
+                compute_speedup: float = 1.0) -> tuple:
     """The step of `m`'s run predicted from the runs of its model, transport and link at
-    `fit_hosts` (and the benches of those clusters where `with_benches`), nothing of its own; and
-    the range of the fits on one run per host count where those runs were repeated (else None)."""
+    `fit_hosts` (and the benches of those clusters where `with_benches`), nothing of its own; the
+    range of the fits on one run per host count where those runs were repeated (else None); and the
+    fit's mean compute a step (after `compute_speedup`, `predict --compute-speedup`)."""
     link = m["link"]
     fits = [str(out / "runs" / name) for h in fit_hosts for name in m["repeats"][h]]
     if with_benches:
@@ -114,19 +127,23 @@ def fit_on_runs(dtbench: str, out: pathlib.Path, m: dict, fit_hosts: list, with_
                       if f.exists()]
             fits += [f"{link}:{f}" for f in files]
     name = f"{m['model']}-{m['transport']}-{m['hosts']}-{link}-runs-{'-'.join(map(str, fit_hosts))}"
-    target = out / "predict" / (name + ("-benches" if with_benches else ""))
-    subprocess.run([dtbench, "predict", "--fit", ",".join(fits), "--workers", m["hosts"], "--out", str(target)],
-                   check=True, capture_output=True, text=True)
-    rows = json.loads((target / "predict.json").read_text())["predictions"]
-    row = next(r for r in rows if r["workers"] == int(m["hosts"]))
-    return row["step_s"], row.get("step_range_s")
+    target = out / "predict" / (name + ("-benches" if with_benches else "") +
+                                ("-at-its-compute" if compute_speedup != 1 else ""))
+    subprocess.run([dtbench, "predict", "--fit", ",".join(fits), "--workers", m["hosts"], "--out", str(target),
+                    "--compute-speedup", repr(compute_speedup)], check=True, capture_output=True, text=True)
+    result = json.loads((target / "predict.json").read_text())
+    row = next(r for r in result["predictions"] if r["workers"] == int(m["hosts"]))
+    return row["step_s"], row.get("step_range_s"), result["mean_compute_s"]
 
 
 def held_out_rows(dtbench: str, out: pathlib.Path, runs: dict) -> list:
     """Every (fit hosts -> predicted hosts) pair of the validation that predicts: fit on 2 and 3,
     predict 4 (runs alone); fit on the smallest, predict each larger (its run and its benches).
-    `runs`: (model, transport, link) -> hosts -> [(run directory name, measured step s), ...], one
-    per repeat."""
+    `runs`: (model, transport, link) -> hosts -> [(run directory name, measured step s, its compute
+    s), ...], one per repeat. Beside each fit on runs, the same fit at the predicted runs' own compute
+    (`--compute-speedup`: the fit's mean compute over theirs), which leaves the model's communication
+    alone to judge: on the emulated cluster the hosts' compute can change with N, which on a real
+    cluster it does not."""
     rows = []
     for (model, transport, link), by_hosts in sorted(runs.items()):
         hosts = sorted(by_hosts)
@@ -135,21 +152,27 @@ def held_out_rows(dtbench: str, out: pathlib.Path, runs: dict) -> list:
             pairs = ([(smaller, False)] if len(smaller) >= 2 else []) + ([([smaller[0]], True)] if smaller else [])
             for fit_hosts, with_benches in pairs:
                 m = {"model": model, "transport": transport, "hosts": str(target), "link": link,
-                     "repeats": {h: sorted(name for name, _ in by_hosts[h]) for h in hosts}}
-                steps = [step for _, step in by_hosts[target]]
+                     "repeats": {h: sorted(name for name, _, _ in by_hosts[h]) for h in hosts}}
+                steps = [step for _, step, _ in by_hosts[target]]
                 measured = statistics.mean(steps)
+                measured_compute = statistics.mean(compute for _, _, compute in by_hosts[target])
                 row = {**{k: v for k, v in m.items() if k != "repeats"},
                        "fit_hosts": "+".join(map(str, fit_hosts)) + (" + benches" if with_benches else ""),
                        "measured_ms": 1e3 * measured, "repeats": len(steps),
                        "repeat_spread": (max(steps) - min(steps)) / measured if len(steps) > 1 else None,
                        "after_ms": None, "after_error": None, "before_ms": None, "before_error": None,
                        "range_low_ms": None, "range_high_ms": None, "measured_low_ms": 1e3 * min(steps),
-                       "measured_high_ms": 1e3 * max(steps)}
+                       "measured_high_ms": 1e3 * max(steps), "measured_compute_ms": 1e3 * measured_compute,
+                       "fitted_compute_ms": None, "at_its_compute_ms": None, "at_its_compute_error": None}
                 try:
-                    after, step_range = fit_on_runs(dtbench, out, m, fit_hosts, with_benches)
-                    row.update(after_ms=1e3 * after, after_error=(after - measured) / measured)
+                    after, step_range, fitted_compute = fit_on_runs(dtbench, out, m, fit_hosts, with_benches)
+                    row.update(after_ms=1e3 * after, after_error=(after - measured) / measured,
+                               fitted_compute_ms=1e3 * fitted_compute)
                     if step_range:
                         row.update(range_low_ms=1e3 * step_range[0], range_high_ms=1e3 * step_range[1])
+                    at_its, _, _ = fit_on_runs(dtbench, out, m, fit_hosts, with_benches,
+                                               fitted_compute / measured_compute)
+                    row.update(at_its_compute_ms=1e3 * at_its, at_its_compute_error=(at_its - measured) / measured)
                 except (subprocess.CalledProcessError, StopIteration) as e:
                     print(f"no fit-on-runs prediction for {model} {transport} {target} from {fit_hosts}: "
                           f"{getattr(e, 'stderr', e)}", file=sys.stderr)
@@ -166,26 +189,35 @@ def held_out_rows(dtbench: str, out: pathlib.Path, runs: dict) -> list:
 
 def print_held_out(rows: list) -> None:
     print(f"\n{'model':<9} {'transport':<9} {'hosts':>5} {'link':>7} {'fitted on':<14} {'measured ms':>12} "
-          f"{'repeats':>7} {'apart':>6} {'before ms':>10} {'error':>7} {'after ms':>10} {'error':>7}")
+          f"{'repeats':>7} {'apart':>6} {'before ms':>10} {'error':>7} {'after ms':>10} {'error':>7} "
+          f"{'compute':>8} {'at its compute':>14} {'error':>7}")
 
     def cell(ms, error):
         return f"{ms:>10.1f} {100 * error:>+6.1f}%" if ms is not None else f"{'-':>10} {'-':>7}"
+
+    def compute_change(r):  # the predicted runs' compute against the fit's
+        if r["fitted_compute_ms"] is None:
+            return f"{'-':>8}"
+        return f"{100 * (r['measured_compute_ms'] / r['fitted_compute_ms'] - 1):>+7.1f}%"
     for r in rows:
         apart = f"{100 * r['repeat_spread']:5.1f}%" if r["repeat_spread"] is not None else f"{'-':>6}"
         print(f"{r['model']:<9} {r['transport']:<9} {r['hosts']:>5} {r['link']:>7} {r['fit_hosts']:<14} "
               f"{r['measured_ms']:>12.1f} {r['repeats']:>7} {apart} {cell(r['before_ms'], r['before_error'])} "
-              f"{cell(r['after_ms'], r['after_error'])}")
+              f"{cell(r['after_ms'], r['after_error'])} {compute_change(r)} "
+              f"{cell(r['at_its_compute_ms'], r['at_its_compute_error']):>22}")
     print("\nheld out, absolute error of the step, median / worst: before (today's model: the smaller clusters' "
-          "benches, the predicted run's own compute) and after (fitted on the smaller clusters' runs)")
-    print(f"  {'':<9} {'n':>3} {'before':>17} {'after':>17}")
+          "benches, the predicted run's own compute) and after (fitted on the smaller clusters' runs); and after "
+          "at its compute (the same fit, its compute scaled to the predicted runs': the communication alone judged; "
+          "'compute' above is how much the predicted runs' compute differed from the fit's)")
+    print(f"  {'':<9} {'n':>3} {'before':>17} {'after':>17} {'at its compute':>17}")
     for name in ("ring", "mpi", "ps-sync", "ps-async", "ddp", "all"):
         group = [r for r in rows if name == "all" or r["transport"] == name]
         cells = []
-        for key in ("before_error", "after_error"):
+        for key in ("before_error", "after_error", "at_its_compute_error"):
             errors = [abs(r[key]) for r in group if r[key] is not None]
             cells.append(f"{100 * statistics.median(errors):5.1f}% / {100 * max(errors):5.1f}%" if errors else "-")
         if group:
-            print(f"  {name:<9} {len(group):>3} {cells[0]:>17} {cells[1]:>17}")
+            print(f"  {name:<9} {len(group):>3} {cells[0]:>17} {cells[1]:>17} {cells[2]:>17}")
     ranged = [r for r in rows if r["range_low_ms"] is not None]
     if ranged:
         inside = sum(r["range_low_ms"] <= r["measured_ms"] <= r["range_high_ms"] for r in ranged)
@@ -214,6 +246,7 @@ def main() -> int:
             continue
         try:
             measured, measured_comm = measured_step(run)
+            compute = measured_compute(run)
             own = [int(m["hosts"])]
             predicted, predicted_comm = predicted_step(args.dtbench, args.out, run, m.groupdict(), own, True)
             bench_alone, _ = predicted_step(args.dtbench, args.out, run, m.groupdict(), own, False)
@@ -225,7 +258,7 @@ def main() -> int:
                "measured_comm_ms": 1e3 * measured_comm, "predicted_comm_ms": 1e3 * predicted_comm,
                "comm_error": (predicted_comm - measured_comm) / measured_comm if measured_comm > 0 else None,
                "bench_alone_ms": 1e3 * bench_alone, "bench_alone_error": (bench_alone - measured) / measured,
-               "held_out_ms": None, "held_out_error": None}
+               "held_out_ms": None, "held_out_error": None, "measured_compute_s": compute}
         others = [h for h in fit_host_counts(args.out, m["link"]) if h != int(m["hosts"])]
         if others:
             try:
@@ -278,7 +311,7 @@ def main() -> int:
     for r in rows:
         name = f"{r['model']}-{r['transport']}-{r['hosts']}-{r['link']}" + (f"-r{r['repeat']}" if r["repeat"] else "")
         runs.setdefault((r["model"], r["transport"], r["link"]), {}).setdefault(int(r["hosts"]), []).append(
-            (name, r["measured_ms"] / 1e3))
+            (name, r["measured_ms"] / 1e3, r["measured_compute_s"]))
     held_out = held_out_rows(args.dtbench, args.out, runs)
     if held_out:
         print_held_out(held_out)

@@ -70,6 +70,7 @@ struct RunFit {
   std::vector<int> fit_workers{};       // their worker counts, each once
   std::vector<double> compute_samples{};
   double mean_compute_s = 0.0;
+  double compute_speedup = 1.0;   // the runs' compute divided by this (divide_compute)
   Workload workload{};            // compute phases (scaled to the pooled mean), buckets, when each was ready
   NetworkConstants allreduce{};   // allreduce: fitted on the runs' buckets
   TermFit overhead{};             // allreduce: the delays no bucket accounts for (their mean)
@@ -84,6 +85,13 @@ struct RunFit {
 
 // `benches` may be null: then the runs must span two host counts at least.
 RunFit fit_on_runs(const std::vector<FitRun>& runs, const FittedConstants* benches);
+
+// What if the workers computed `speedup` times faster than the fit runs did (another CPU, the same
+// CPU less loaded): every compute sample and phase divided by it, so the slowest of N and the
+// buckets' ready times follow; the communication terms stay the runs'. The notes say so. The checks
+// on the runs themselves (own_runs, held_out) are left as they were: they are about the runs.
+// InputError for a speedup that is not a positive finite number.
+void divide_compute(RunFit& fit, double speedup);
 
 struct RunFitStep {
   StepPrediction step{};

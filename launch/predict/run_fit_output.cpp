@@ -44,8 +44,9 @@ std::string range_note(const RunFit& fit, const std::vector<RunFitRow>& rows) {
 
 ReportTable run_fit_table(const RunFit& fit, const std::vector<RunFitRow>& rows) {
   ReportTable table = titled_table(
-      fmt::format("{} {} at {}, fitted on runs at {} workers (per step, ms)", fit.model, transport_name(fit.transport),
-                  fit.link, fmt::join(fit.fit_workers, ", ")),
+      fmt::format("{} {} at {}, fitted on runs at {} workers{} (per step, ms)", fit.model,
+                  transport_name(fit.transport), fit.link, fmt::join(fit.fit_workers, ", "),
+                  fit.compute_speedup != 1 ? fmt::format(", computing {:g} times as fast", fit.compute_speedup) : ""),
       {"workers", "step", "compute (mean)", "slowest of N", "comm exposed", "comm total"});
   const bool ranged = std::any_of(rows.begin(), rows.end(), [](const RunFitRow& r) { return r.step_range.has_value(); });
   if (ranged) table.header.insert(table.header.begin() + 2, "one run per size");
@@ -113,9 +114,11 @@ nlohmann::json run_fit_json(const RunFit& fit, const std::vector<RunFitRow>& row
     held_out = {{"fitted_on_workers", fit.held_out->fitted_on}, {"workers", fit.held_out->workers},
                 {"measured_step_s", fit.held_out->measured_s}, {"predicted_step_s", fit.held_out->predicted_s}};
   }
-  return {{"fitted_on_runs", fit.fit_runs}, {"held_out_on_own_runs", held_out}, {"fit_workers", fit.fit_workers}, {"own_runs", own_runs}, {"model", fit.model},
-          {"transport", transport_name(fit.transport)}, {"link", fit.link}, {"terms", fit.notes},
-          {"compute_samples", fit.compute_samples.size()}, {"predictions", predictions}};
+  return {{"fitted_on_runs", fit.fit_runs}, {"held_out_on_own_runs", held_out}, {"fit_workers", fit.fit_workers},
+          {"own_runs", own_runs}, {"model", fit.model}, {"transport", transport_name(fit.transport)},
+          {"link", fit.link}, {"terms", fit.notes}, {"compute_samples", fit.compute_samples.size()},
+          {"mean_compute_s", fit.mean_compute_s}, {"compute_speedup", fit.compute_speedup},
+          {"predictions", predictions}};
 }
 
 void write_run_fit(const RunFit& fit, const std::vector<RunFitRow>& rows, const std::filesystem::path& dir) {

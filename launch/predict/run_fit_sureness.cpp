@@ -45,7 +45,8 @@ std::optional<HeldOutCheck> held_out_on_own_runs(const std::vector<FitRun>& runs
 
 std::vector<std::optional<StepRange>> step_ranges_over_repeats(const std::vector<FitRun>& runs,
                                                                const FittedConstants* benches,
-                                                               const std::vector<int>& workers) {
+                                                               const std::vector<int>& workers,
+                                                               double compute_speedup) {
   std::map<int, std::vector<const FitRun*>> by_host_count;
   for (const FitRun& run : runs) by_host_count[run.measured.workers].push_back(&run);
   int64_t choices = 1;
@@ -62,8 +63,9 @@ std::vector<std::optional<StepRange>> step_ranges_over_repeats(const std::vector
       chosen.push_back(*repeats[static_cast<size_t>(index % count)]);
       index /= count;
     }
-    const std::optional<RunFit> fit = fit_if_possible(chosen, benches);
+    std::optional<RunFit> fit = fit_if_possible(chosen, benches);
     if (!fit) continue;
+    divide_compute(*fit, compute_speedup);
     for (size_t i = 0; i < workers.size(); ++i) {
       const double step = predict_from_runs(*fit, workers[i]).step.step_s;
       std::optional<StepRange>& range = ranges[i];

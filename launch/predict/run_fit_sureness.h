@@ -37,8 +37,10 @@ std::optional<HeldOutCheck> held_out_on_own_runs(const std::vector<FitRun>& runs
 
 // The range of the step at each of `workers` (in order) over the fits on one run per host count;
 // empty where every host count has one run (nothing to choose), or where no choice could be fitted.
+// Each fit's compute divided by `compute_speedup`, as the prediction beside it (run_fit.h).
 std::vector<std::optional<StepRange>> step_ranges_over_repeats(const std::vector<FitRun>& runs,
                                                                const FittedConstants* benches,
-                                                               const std::vector<int>& workers);
+                                                               const std::vector<int>& workers,
+                                                               double compute_speedup = 1.0);
 
 }  // namespace dtbench

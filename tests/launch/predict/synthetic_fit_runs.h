@@ -42,4 +42,23 @@ inline FitRun allreduce_run(int n) {
   return run;
 }
 
+// Parameter servers: push + pull t0 + t1 (N-1)/N, the rest of the round r0 + r1 N.
+inline constexpr double kT0 = 0.002, kT1 = 0.006, kR0 = 0.001, kR1 = 0.0015;
+
+inline constexpr int64_t kServerBytes = int64_t{64} << 20;
+
+// A gradient of 64 MiB: every shard's piece is large enough for its bytes to set its time.
+inline FitRun server_run(const std::string& transport, int n) {
+  FitRun run = synthetic_run(transport, n);
+  run.measured.workload.bucket_bytes = {kServerBytes}, run.measured.workload.gradient_bytes = kServerBytes;
+  const double moved = kT0 + kT1 * (n - 1.0) / n, rest = kR0 + kR1 * n;
+  run.pieces = {{.what = "push", .index = -1, .start_s = 0.0, .end_s = moved / 2},
+                {.what = "wait for servers", .index = -1, .start_s = moved / 2, .end_s = moved / 2 + rest},
+                {.what = "pull", .index = -1, .start_s = moved / 2 + rest, .end_s = moved + rest}};
+  run.transfer_s = moved;  // the comm split's push + pull, which the fit reads
+  const double compute = transport == "ps-sync" ? slowest_of(n) : run.mean_compute_s;
+  run.step_s = compute + moved + rest;
+  return run;
+}
+
 }  // namespace dtbench

@@ -70,6 +70,18 @@ TEST_F(CliPredictRuns, OneRunAloneOrAOneWorkerRunIsRefused) {
   EXPECT_NE(alone.output.find("has one worker"), std::string::npos) << alone.output;
 }
 
+// Options that shape a prediction from one run and the benches would be silently dropped by a fit
+// on runs, whose runs fix them: each given one is named. --compute-speedup applies to both.
+TEST_F(CliPredictRuns, OptionsTheFitRunsFixAreRefused) {
+  const Outcome r = predict(runs() + " --link 10gbit --servers-apart");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--link, --servers-apart shape a prediction from one run"), std::string::npos) << r.output;
+  const Outcome speedup = predict(runs() + " --compute-speedup 2");
+  EXPECT_NE(speedup.exit_code, 0);
+  EXPECT_EQ(speedup.output.find("shape a prediction from one run"), std::string::npos) << speedup.output;
+  EXPECT_NE(speedup.output.find("has one worker"), std::string::npos) << speedup.output;
+}
+
 TEST_F(CliPredictRuns, ARunDirBesideTheFitRunsIsRefused) {
   const Outcome r = predict((root_ / "a").string() + " " + runs());
   EXPECT_NE(r.exit_code, 0);

@@ -250,25 +250,6 @@ TEST(RunFit, BucketsGrowingFasterThanALineInBytesFitALatencyAlone) {
       << notes;
 }
 
-// Parameter servers: push + pull t0 + t1 (N-1)/N, the rest of the round r0 + r1 N.
-constexpr double kT0 = 0.002, kT1 = 0.006, kR0 = 0.001, kR1 = 0.0015;
-
-constexpr int64_t kServerBytes = int64_t{64} << 20;
-
-// A gradient of 64 MiB: every shard's piece is large enough for its bytes to set its time.
-FitRun server_run(const std::string& transport, int n) {
-  FitRun run = synthetic_run(transport, n);
-  run.measured.workload.bucket_bytes = {kServerBytes}, run.measured.workload.gradient_bytes = kServerBytes;
-  const double moved = kT0 + kT1 * (n - 1.0) / n, rest = kR0 + kR1 * n;
-  run.pieces = {{.what = "push", .index = -1, .start_s = 0.0, .end_s = moved / 2},
-                {.what = "wait for servers", .index = -1, .start_s = moved / 2, .end_s = moved / 2 + rest},
-                {.what = "pull", .index = -1, .start_s = moved / 2 + rest, .end_s = moved + rest}};
-  run.transfer_s = moved;  // the comm split's push + pull, which the fit reads
-  const double compute = transport == "ps-sync" ? slowest_of(n) : run.mean_compute_s;
-  run.step_s = compute + moved + rest;
-  return run;
-}
-
 TEST(RunFit, ParameterServersRecoverTheirTermsAndPredictFourWorkersAsByHand) {
   const RunFit sync = fit_on_runs({server_run("ps-sync", 2), server_run("ps-sync", 3)}, nullptr);
   EXPECT_NEAR(sync.transfer.a, kT0, 1e-9);
@@ -350,6 +331,38 @@ TEST(RunFit, OneHostCountOfServersCarriesItsRepeatsMean) {
                           predict_from_runs(fit_on_runs({second}, &benches), 4).step.step_s) / 2;
     EXPECT_NEAR(predict_from_runs(both, 4).step.step_s, apart, 1e-12) << transport;
   }
+}
+
+// From one host count and its benches, the benches' model of shared cores (every worker's bytes
+// through them: here 13 times the wire's time) carries the push and pull to 4 hosts only where
+// the hosts took turns on the cores; hosts that each held their quota carry their own bytes, as
+// hosts of their own do.
+TEST(RunFit, OneHostCountOfServersGoesThroughSharedCoresOnlyWhereHostsTookTurns) {
+  const auto file = std::filesystem::temp_directory_path() / ("run-fit-cpu-" + std::to_string(getpid()) + ".json");
+  nlohmann::json rows = nlohmann::json::array();
+  for (double bytes = 1 << 20; bytes <= 128 << 20; bytes *= 2) {
+    rows.push_back({{"bytes", bytes}, {"push_us", 200 + bytes / 100}, {"pull_us", 200 + bytes / 100},
+                    {"wait_us", bytes / 1000}, {"tcp_us", bytes / 10}});
+  }
+  std::ofstream(file) << nlohmann::json{{"benchmark", "ps"}, {"workers", 1}, {"shards", 1}, {"rows", rows}};
+  const FittedConstants benches({{.link = parse_link_rate("1gbit"), .path = file}}, 0.0);
+  std::filesystem::remove(file);
+  const auto run = [](int cores, bool time_sliced) {
+    FitRun r = server_run("ps-sync", 2);
+    r.measured.shared_cores = cores;
+    r.measured.hosts_time_sliced = time_sliced;
+    return r;
+  };
+  const auto transfer_at_4 = [&](const FitRun& r) { return fit_on_runs({r}, &benches).transfer.at(4); };
+  const double own = transfer_at_4(run(0, false));
+  EXPECT_NEAR(transfer_at_4(run(2, false)), own, 1e-12);
+  // Through the cores: 4 workers' copies on 2 cores against 2 on 2, about twice the runs' time, where
+  // the wire's (N-1)/N gives 1.5 times.
+  const double moved = run(0, false).transfer_s;
+  EXPECT_NEAR(own / moved, 1.5, 0.01);
+  EXPECT_NEAR(transfer_at_4(run(2, true)) / moved, 2.0, 0.01);
+  EXPECT_NE(fit_on_runs({run(2, true)}, &benches).transfer.how.find("through the 2 cores the hosts took turns on"),
+            std::string::npos);
 }
 
 // On hosts that take turns on one machine's cores every worker's bytes pass through those cores,

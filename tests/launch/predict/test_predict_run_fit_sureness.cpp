@@ -94,6 +94,14 @@ TEST(RunFitSureness, RepeatsGiveTheRangeOfTheFitsOnOneRunPerHostCount) {
   EXPECT_NEAR(json["predictions"][1]["step_range_s"][1].get<double>(), ranges[1]->high_s, 1e-12);
   EXPECT_EQ(json["predictions"][0]["step_range_fits"], 4);
 
+  // Workers computing twice as fast: each fit's compute halves, the range as wide (only the delays differ).
+  RunFit faster = first;
+  divide_compute(faster, 2);
+  const auto faster_ranges = step_ranges_over_repeats(runs, nullptr, workers, 2);
+  ASSERT_TRUE(faster_ranges[0].has_value());
+  EXPECT_NEAR(faster_ranges[0]->low_s, predict_from_runs(faster, 4).step.step_s, 1e-9);
+  EXPECT_NEAR(faster_ranges[0]->high_s - faster_ranges[0]->low_s, 0.0015, 1e-9);
+
   EXPECT_TRUE(step_ranges_over_repeats({runs[0], runs[2]}, nullptr, workers).empty());
   const RunFit single = fit_on_runs({runs[0], runs[2]}, nullptr);
   const ReportTable plain = run_fit_table(single, run_fit_rows(single, workers));
