@@ -18,7 +18,7 @@
 # machine's cores are split among the hosts (1, 0.67, 0.5 core at 2, 3, 4 hosts on 2 cores).
 # CLUSTER_PREFIX (default pred) names the clusters, so two validations on one machine do not meet.
 # TRAIN_SAMPLES (default 96) sizes AlexNet's and ResNet-18's epoch (192: 12, 8 and 6 steps at 2, 3, 4).
-# LENET5_SAMPLES (default 13440: 160, 106 and 80 steps at 2, 3, 4) sizes LeNet-5's.
+# LENET5_SAMPLES (default 53760: 640, 426 and 320 steps at 2, 3, 4) sizes LeNet-5's.
 # TRACE_STEPS (default 0) writes each rank's timeline of that many steps an epoch into its run
 # (trace-<rank>.json, the profiler's `profile.trace_steps`), to see when ranks and buckets meet.
 # REPEATS (default 1) trains every run that many times on the same cluster, one after another
@@ -40,7 +40,7 @@ models=${4:-"lenet5 alexnet resnet18"}
 cores_per_host=${5:-}
 prefix=${CLUSTER_PREFIX:-pred}
 train_samples=${TRAIN_SAMPLES:-96}  # AlexNet's and ResNet-18's epoch; more steps, less noise, longer runs
-lenet5_samples=${LENET5_SAMPLES:-13440}
+lenet5_samples=${LENET5_SAMPLES:-53760}
 transports=${TRANSPORTS:-"ring mpi ps-sync ps-async ddp"}
 dtbench=$(realpath "${DTBENCH:-build/dtbench}")  # a copy keeps a rebuild from changing it mid-run
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -55,8 +55,9 @@ mkdir -p "$out"/{fit,runs,logs,psbench}
 # at 8 its compute is a millisecond, and a step would time little but the emulated hosts taking
 # turns on the machine's two cores. Two epochs, the first a warm-up the model leaves out: 96
 # samples are 6 steps of 2 x 8, 4 of 3 x 8, 3 of 4 x 8; LeNet-5's step takes a few ms, so it gets
-# 13440 samples (160 steps of 2 x 42, 106 of 3, 80 of 4), still seconds a run: at a quarter of
-# that, one step held 30-50 ms by the machine moved a run's mean step by up to 30 % (docs/predict.md).
+# 53760 samples (640 steps of 2 x 42, 426 of 3, 320 of 4), a few seconds a run: at 13440, a machine
+# slower for a second or two moved a run's repeats 8.1 % apart (median; 35.5 % at most), at 53760
+# 2.9 % (11.4 %); at 3360, one step held 30-50 ms moved a run's mean by up to 30 % (docs/predict.md).
 [ -d "$out/data" ] || "$dtbench" data synth --format cifar10 --out "$out/data" --train "$train_samples" --test 16 >/dev/null
 [ -d "$out/data-lenet5" ] || "$dtbench" data synth --format cifar10 --out "$out/data-lenet5" --train "$lenet5_samples" --test 16 >/dev/null
 batch_for() { if [ "$1" = lenet5 ]; then echo 42; else echo 8; fi; }
