@@ -141,9 +141,11 @@ def held_out_rows(dtbench: str, out: pathlib.Path, runs: dict) -> list:
     predict 4 (runs alone); fit on the smallest, predict each larger (its run and its benches).
     `runs`: (model, transport, link) -> hosts -> [(run directory name, measured step s, its compute
     s), ...], one per repeat. Beside each fit on runs, the same fit at the predicted runs' own compute
-    (`--compute-speedup`: the fit's mean compute over theirs), which leaves the model's communication
-    alone to judge: on the emulated cluster the hosts' compute can change with N, which on a real
-    cluster it does not."""
+    (`--compute-speedup`: the fit's mean compute over theirs): on the emulated cluster the hosts'
+    compute can change with N, which on a real cluster it does not, and this leaves the model's
+    communication to judge -- where the step is compute-bound; where communication overlaps
+    backward, the compute a run measures holds what the communication thread took of its cores,
+    and scaling to it counts that twice (docs/predict.md)."""
     rows = []
     for (model, transport, link), by_hosts in sorted(runs.items()):
         hosts = sorted(by_hosts)

@@ -266,10 +266,10 @@ void fit_server_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fitted
     const int64_t bytes = fit.workload.gradient_bytes;
     // Every worker's bytes through the machine's cores (the benches' model of shared cores,
     // cost_model.h) only where the hosts took turns on them, as through runs at two host counts:
-    // hosts that each hold a quota the cores can give all at once carry their own bytes. Taking
-    // them through the shared cores too overshot 3 and 4 hosts at 10 Gbit from 2 by up to 38 %
-    // (judged at the predicted runs' own compute; 20 % without), which the emulated hosts'
-    // compute, growing with N, had hidden (docs/predict.md).
+    // hosts that each hold a quota the cores can give all at once carry their own bytes. Through
+    // the shared cores, the servers of 3 and 4 hosts at 10 Gbit came out up to 38 % long from 2
+    // hosts when judged at the predicted runs' own compute (20 % without them), which the emulated
+    // hosts' compute, growing with N, had hidden (docs/predict.md).
     const int shared = hosts_took_turns(runs) ? cores_every_run_shared(runs) : 0;
     const ServerLayout layout{.shared_cores = shared};
     const auto shape = [c, bytes, layout](int n) { return 2 * ps_transfer_seconds(bytes, n, layout, c); };
