@@ -49,10 +49,7 @@ constexpr const char* kOneRunOptions[] = {"--link",         "--transport", "--sh
 // Workers faster than the measured one by `speedup` (another CPU, a GPU): every compute phase
 // divided by it, and the figures say so.
 void scale_compute(MeasuredRun& run, double speedup) {
-  for (double* phase : {&run.workload.compute.load_s, &run.workload.compute.forward_s, &run.workload.compute.backward_s,
-                        &run.workload.compute.update_s, &run.workload.compute.other_s}) {
-    *phase /= speedup;
-  }
+  run.workload.compute.divide_by(speedup);
   run.source += fmt::format(", compute divided by {:g} (--compute-speedup)", speedup);
 }
 

@@ -3,6 +3,7 @@
 // fitted on measurements (fit.h) and the compute phases of a measured run (workload.h). The whole
 // model is cost_model.cpp, one screen; docs/predict.md states its assumptions.
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -81,6 +82,10 @@ struct NetworkConstants {
 struct ComputePhases {
   double load_s = 0.0, forward_s = 0.0, backward_s = 0.0, update_s = 0.0, other_s = 0.0;
   double total() const { return load_s + forward_s + backward_s + update_s + other_s; }
+  // Every phase divided by `speedup` (workers that compute that many times as fast).
+  void divide_by(double speedup) {
+    for (double* phase : {&load_s, &forward_s, &backward_s, &update_s, &other_s}) *phase /= speedup;
+  }
 };
 
 struct Workload {

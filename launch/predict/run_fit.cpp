@@ -401,8 +401,7 @@ void divide_compute(RunFit& fit, double speedup) {
   if (speedup == 1) return;
   for (double& sample : fit.compute_samples) sample /= speedup;
   fit.mean_compute_s /= speedup;
-  ComputePhases& c = fit.workload.compute;
-  for (double* phase : {&c.load_s, &c.forward_s, &c.backward_s, &c.update_s, &c.other_s}) *phase /= speedup;
+  fit.workload.compute.divide_by(speedup);
   fit.compute_speedup *= speedup;
   fit.notes.push_back(fmt::format("compute divided by {:g} (--compute-speedup): mean {:.3f} ms; communication as "
                                   "the runs had it", speedup, 1e3 * fit.mean_compute_s));

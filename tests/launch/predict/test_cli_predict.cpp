@@ -94,6 +94,25 @@ TEST_F(CliPredict, PredictsFromTheRunAndTheFittedConstants) {
 
 // Hosts said to share 2 cores are named beside the servers; bench files without a TCP probe give
 // the shared-cores terms nothing to charge, so the steps stay as with cores of their own.
+// Workers twice as fast (--compute-speedup 2): the step of one worker, which is its compute
+// alone, halves; the communication at two does not.
+TEST_F(CliPredict, ComputeSpeedupDividesTheComputeAlone) {
+  const auto at = [&](const std::string& more, int workers) {
+    const Outcome r = predict("--workers 2 --link 1gbit --transport ring " + fits() + more);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const nlohmann::json out = read_json(root_ / "out" / "predict.json");
+    for (const auto& row : out["predictions"]) {
+      if (row["workers"] == workers) return std::make_pair(row["step_s"].get<double>(), row["comm_total_s"].get<double>());
+    }
+    ADD_FAILURE() << "no row at " << workers << " workers";
+    return std::make_pair(0.0, 0.0);
+  };
+  const double one = at("", 1).first, one_faster = at(" --compute-speedup 2", 1).first;
+  EXPECT_NEAR(one_faster, one / 2, 1e-9 * one);
+  const double comm = at("", 2).second, comm_faster = at(" --compute-speedup 2", 2).second;
+  EXPECT_NEAR(comm_faster, comm, 1e-9 * comm);
+}
+
 TEST_F(CliPredict, SharedCoresAreNamedAndNeedTheProbe) {
   ASSERT_EQ(predict("--workers 4 --link 1gbit " + fits()).exit_code, 0);
   const auto own = read_json(root_ / "out" / "predict.json");
