@@ -83,7 +83,11 @@ int64_t conv2d_group_size(const ConvSizes& sizes) {
   const int64_t P = std::max<int64_t>(sizes.out_plane(), 1);
   const int64_t K = std::max<int64_t>(sizes.patch_count(), 1);
   const int64_t batch = std::max<int64_t>(sizes.batch, 1);
-  int64_t group = std::clamp<int64_t>((kTargetColumns + P - 1) / P, 1, batch);
+  // At least one group per thread, as the Winograd convolution's: with a single group (ResNet's 4x4
+  // planes) the one product ran on OpenBLAS's own threads, whose worker then spins for its next
+  // call (about 2^28 cycles) on a core the next layers' threads need.
+  const int64_t per_thread = (batch + GroupThreads::available() - 1) / GroupThreads::available();
+  int64_t group = std::clamp<int64_t>((kTargetColumns + P - 1) / P, 1, per_thread);
   group = std::max<int64_t>(1, std::min(group, kMaxColumnFloats / (K * P)));
   // Even groups: 64 samples in groups of at most 3 become 22 groups of 3 or 2, not 21 + 1.
   const int64_t groups = (batch + group - 1) / group;
