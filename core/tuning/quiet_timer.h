@@ -7,8 +7,9 @@
 // The wait is the kernel's own account of each thread's time on a run queue
 // (/proc/self/task/*/schedstat). Counting any involuntary context switch instead, as this timer
 // once did, called half the timings of two threads on an idle 2-core machine disturbed: a kernel
-// thread waking on one of the cores (kdamond, every few milliseconds) preempts a thread for
-// microseconds, and the tuner then found the machine too busy to measure at every run. Where the
+// thread waking on one of the cores (kdamond, ksoftirqd) preempts a thread for microseconds, and
+// the tuner then found the machine too busy to measure at most runs. The wait also counts a
+// thread of this process kept from a core by another of its own (a spinning BLAS worker). Where the
 // kernel keeps no schedstat, a timing with an involuntary switch counts as disturbed, as before.
 #include <chrono>
 
