@@ -4,6 +4,7 @@
 // process of its own beside it there, so what it asserts does not depend on the machine's load
 // (the file runs alone: tests/CMakeLists.txt).
 #include <sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -52,6 +53,7 @@ class Neighbour {
  public:
   Neighbour(int cpu, std::chrono::microseconds busy, std::chrono::microseconds period) : pid_(fork()) {
     if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // killed with the test, even where it is killed itself
       cpu_set_t one;
       CPU_ZERO(&one);
       CPU_SET(cpu, &one);
