@@ -51,9 +51,11 @@ class PinnedToOneCpu {
 // A child process on `cpu` that runs `busy` out of every `period` (a zero period: all the time).
 class Neighbour {
  public:
-  Neighbour(int cpu, std::chrono::microseconds busy, std::chrono::microseconds period) : pid_(fork()) {
+  Neighbour(int cpu, std::chrono::microseconds busy, std::chrono::microseconds period)
+      : parent_(getpid()), pid_(fork()) {
     if (pid_ == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);  // killed with the test, even where it is killed itself
+      if (getppid() != parent_) _exit(0);  // the test died before the line above
       cpu_set_t one;
       CPU_ZERO(&one);
       CPU_SET(cpu, &one);
@@ -75,6 +77,7 @@ class Neighbour {
   Neighbour& operator=(const Neighbour&) = delete;
 
  private:
+  pid_t parent_;
   pid_t pid_;
 };
 
