@@ -75,30 +75,32 @@ AllreduceSteps ring_allreduce_steps(int ranks, double bytes) {
   return {.latencies = 2 * (n - 1), .wire_bytes = 2 * (n - 1) / n * bytes, .summed_bytes = (n - 1) / n * bytes};
 }
 
-AllreduceSteps open_mpi_allreduce_steps(OpenMpiAllreduce algorithm, int ranks, double bytes) {
+AllreduceSteps open_mpi_allreduce_steps(OpenMpiAllreduce algorithm, int ranks, double bytes, double eager_bytes) {
   if (ranks <= 1) return {};
   const int log = floor_log2(ranks);
   const double pof2 = static_cast<double>(1 << log), n = ranks;
   const bool folded = (1 << log) != ranks;  // ranks beyond the power of two are folded in and out
+  // What an exchange of m bytes each way with one peer moves through the connection.
+  const auto exchange = [eager_bytes](double m) { return m <= eager_bytes ? m : 2 * m; };
   switch (algorithm) {
     case OpenMpiAllreduce::RecursiveDoubling:
-      // log2 p' exchanges of the whole vector, each way in turn; a folded rank's vector in first,
-      // the result out last.
-      return {.latencies = log + (folded ? 2.0 : 0.0), .wire_bytes = (2.0 * log + (folded ? 2.0 : 0.0)) * bytes,
+      // log2 p' exchanges of the whole vector; a folded rank's vector in first, the result out last.
+      return {.latencies = log + (folded ? 2.0 : 0.0), .wire_bytes = log * exchange(bytes) + (folded ? 2.0 : 0.0) * bytes,
               .summed_bytes = (log + (folded ? 1.0 : 0.0)) * bytes};
     case OpenMpiAllreduce::Ring:
     case OpenMpiAllreduce::SegmentedRing: {
       AllreduceSteps s = ring_allreduce_steps(ranks, bytes);
-      if (ranks == 2) s.wire_bytes *= 2;  // both neighbours are the one peer: each step an exchange
+      // Between two ranks both neighbours are the one peer: each of its 2 steps an exchange of S/2.
+      if (ranks == 2) s.wire_bytes = 2 * exchange(bytes / 2);
       return s;
     }
     case OpenMpiAllreduce::Rabenseifner: {
-      // Reduce-scatter by halving and allgather by doubling over p': 2 log2 p' exchanges moving
-      // (p'-1)/p' of S each way, in turn. Folding a rank in swaps halves (S/2 each way, in turn) and
-      // returns one (S/2), and the whole result goes back to it at the end (S).
-      AllreduceSteps s{.latencies = 2.0 * log, .wire_bytes = 4 * (pof2 - 1) / pof2 * bytes,
-                       .summed_bytes = (pof2 - 1) / pof2 * bytes};
-      if (folded) s.latencies += 3, s.wire_bytes += 2.5 * bytes, s.summed_bytes += bytes / 2;
+      // Reduce-scatter by halving and allgather by doubling over p': at step k of each, an
+      // exchange of S/2^k. Folding a rank in swaps halves (S/2 each way) and returns one (S/2),
+      // and the whole result goes back to it at the end (S).
+      AllreduceSteps s{.latencies = 2.0 * log, .summed_bytes = (pof2 - 1) / pof2 * bytes};
+      for (int k = 1; k <= log; ++k) s.wire_bytes += 2 * exchange(bytes / static_cast<double>(1 << k));
+      if (folded) s.latencies += 3, s.wire_bytes += exchange(bytes / 2) + 1.5 * bytes, s.summed_bytes += bytes / 2;
       return s;
     }
     case OpenMpiAllreduce::BasicLinear:

@@ -46,12 +46,22 @@ struct AllreduceSteps {
 // Our ring: 2(N-1) steps of S/N each way, (N-1)/N of S summed. (Between two ranks it sends eager
 // messages, which need no acknowledgement, so both directions move at once: docs/cluster.md.)
 AllreduceSteps ring_allreduce_steps(int ranks, double bytes);
+// The largest message Open MPI's TCP transport sends eagerly: its default btl_tcp_eager_limit (64 KiB,
+// which the emulated cluster keeps) less room for the match header that the limit counts.
+inline constexpr double kOpenMpiEagerBytes = 65536 - 64;
+
 // Open MPI's algorithms over its TCP transport, which carries both directions between two ranks on
 // one connection and sends a large message by rendezvous, each acknowledgement queued behind the
 // other direction's data: an exchange of m bytes each way with one peer moves as 2m, one after the
-// other (docs/cluster.md: two ranks reach half the link each way). Open MPI's ring on 3 ranks or
-// more sends to one neighbour and receives from the other, as ours.
-AllreduceSteps open_mpi_allreduce_steps(OpenMpiAllreduce algorithm, int ranks, double bytes);
+// other (docs/cluster.md: two ranks reach half the link each way). A message of at most
+// `eager_bytes` goes eagerly, with no acknowledgement to wait for, and an exchange of such moves
+// both ways at once, as m: Rabenseifner's later halving steps on 4 ranks or more (LeNet-5's 248 KB
+// on 4: 124 KB in turn, then 62 KB at once) — where the link sets the rate; where the hosts' CPU
+// does, it copies both directions either way, and `eager_bytes` 0 counts every exchange in turn
+// (the cost model decides which from the benches). Open MPI's ring on 3 ranks or more sends to one
+// neighbour and receives from the other, as ours.
+AllreduceSteps open_mpi_allreduce_steps(OpenMpiAllreduce algorithm, int ranks, double bytes,
+                                        double eager_bytes = kOpenMpiEagerBytes);
 
 // The algorithms MPI_Allreduce takes for float32 buckets of these sizes on `ranks`, each once with
 // the sizes it takes (each size once), in the buckets' order: what a report or a prediction names.

@@ -38,7 +38,7 @@ double finish_time(double start, double cost, double backward, double stretch) {
 // the data (open_mpi_allreduce.h), and from three on over several, so a ratio measured on one side
 // of that says nothing of the other; nor of another algorithm than the one it measured.
 bool measured_ratios_hold(const NetworkConstants& c, int64_t bucket, int workers) {
-  if (c.comm_scale_workers <= 0 || c.schedule != AllreduceSchedule::OpenMpiTuned) return true;
+  if (c.comm_scale_workers <= 0 || !open_mpi_schedule(c.schedule)) return true;
   if ((c.comm_scale_workers == 2) != (workers == 2)) return false;
   const int64_t count = bucket / static_cast<int64_t>(sizeof(float));
   return open_mpi_allreduce_choice(workers, bucket, count) ==
@@ -144,11 +144,14 @@ AllreduceSchedule allreduce_schedule(PredictTransport transport) {
   return transport == PredictTransport::Mpi ? AllreduceSchedule::OpenMpiTuned : AllreduceSchedule::Ring;
 }
 
+bool open_mpi_schedule(AllreduceSchedule schedule) { return schedule != AllreduceSchedule::Ring; }
+
 AllreduceSteps allreduce_steps(int64_t bytes, int workers, AllreduceSchedule schedule) {
   const auto s = static_cast<double>(bytes);
   if (schedule == AllreduceSchedule::Ring) return ring_allreduce_steps(workers, s);
   const int64_t floats = bytes / static_cast<int64_t>(sizeof(float));
-  return open_mpi_allreduce_steps(open_mpi_allreduce_choice(workers, bytes, floats), workers, s);
+  const double eager_bytes = schedule == AllreduceSchedule::OpenMpiTunedLinkBound ? kOpenMpiEagerBytes : 0.0;
+  return open_mpi_allreduce_steps(open_mpi_allreduce_choice(workers, bytes, floats), workers, s, eager_bytes);
 }
 
 double ps_transfer_seconds(int64_t bytes, int workers, const ServerLayout& layout, const NetworkConstants& c,

@@ -22,9 +22,14 @@ inline constexpr PredictTransport kPredictTransports[] = {PredictTransport::Ring
 
 // Whose allreduce a transport's constants time: our ring's 2(N-1) steps at every size, or
 // MPI_Allreduce, whose algorithm Open MPI picks by the ranks and the size
-// (comm/open_mpi_allreduce.h) — a fit across rank counts must count each one's own steps.
-enum class AllreduceSchedule { Ring, OpenMpiTuned };
+// (comm/open_mpi_allreduce.h) — a fit across rank counts must count each one's own steps. Open MPI's
+// come in two counts: every exchange between two ranks one direction after the other, or, where the
+// link and not the hosts' CPU limits, those of messages within its eager limit both ways at once
+// (an eager message waits for no acknowledgement; where the CPU limits, it copies both directions
+// either way). allreduce_schedule gives the first; FittedConstants picks (fit.h).
+enum class AllreduceSchedule { Ring, OpenMpiTuned, OpenMpiTunedLinkBound };
 AllreduceSchedule allreduce_schedule(PredictTransport transport);
+bool open_mpi_schedule(AllreduceSchedule schedule);
 
 std::string_view transport_name(PredictTransport transport);
 // The catalogue's names of the four (comm/transport_catalogue.h) and "ddp"; InputError naming `text` otherwise.

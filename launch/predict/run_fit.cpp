@@ -146,6 +146,18 @@ NetworkConstants latency_only(const std::vector<AllreduceSample>& samples, Allre
   return {.alpha_s = ay / aa, .beta_bytes_per_s = std::numeric_limits<double>::infinity(), .schedule = schedule};
 }
 
+// The steps the runs' buckets are counted in: Open MPI's as the benches of the runs' link count
+// them (fit_files.cpp: its eager exchanges both ways at once where the link limits), in turn
+// without them.
+AllreduceSchedule runs_schedule(const RunFit& fit, const FittedConstants* benches) {
+  if (benches == nullptr || fit.transport != PredictTransport::Mpi) return allreduce_schedule(fit.transport);
+  try {
+    return benches->at(fit.transport, parse_link_rate(fit.link)).schedule;
+  } catch (const InputError&) {  // no bench of MPI_Allreduce among them
+    return allreduce_schedule(fit.transport);
+  }
+}
+
 void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const FittedConstants* benches) {
   std::vector<BucketSample> buckets = bucket_samples(runs, buckets_in_flight_together(fit.transport));
   std::vector<AllreduceSample> samples;
@@ -161,13 +173,13 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
   if (fit.fit_workers.size() > 1) {
     try {
       // summing is inside the runs' times: in beta
-      fit.allreduce = fit_allreduce_groups(groups, 0.0, allreduce_schedule(fit.transport));
+      fit.allreduce = fit_allreduce_groups(groups, 0.0, runs_schedule(fit, benches));
       fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us, beta {:.3f} Gbit/s, least squares on {} bucket "
                                       "time(s) inside training at {} workers{}", 1e6 * fit.allreduce.alpha_s,
                                       8e-9 * fit.allreduce.beta_bytes_per_s, groups.size(),
                                       workers_text(fit.fit_workers), together_text));
     } catch (const InputError& no_line) {
-      fit.allreduce = latency_only(samples, allreduce_schedule(fit.transport));
+      fit.allreduce = latency_only(samples, runs_schedule(fit, benches));
       fit.notes.push_back(fmt::format("allreduce: alpha {:.1f} us per step and no bandwidth term: no line in bytes "
                                       "follows the buckets' times at {} workers ({})",
                                       1e6 * fit.allreduce.alpha_s, workers_text(fit.fit_workers), no_line.what()));
@@ -184,7 +196,7 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
     fit.notes.push_back(fmt::format("allreduce: the benches' line x {:.2f}, the buckets' time inside training at {} "
                                     "workers over the bench's{}{}", c.comm_scale, workers_text(fit.fit_workers),
                                     together_text,
-                                    c.schedule == AllreduceSchedule::OpenMpiTuned
+                                    open_mpi_schedule(c.schedule)
                                         ? " (Open MPI's: on the same side of two ranks and with the algorithm it "
                                           "took there; else the benches' line)"
                                         : ""));

@@ -57,14 +57,12 @@ struct Simulated {
   bool every_rank_has_the_sum = false;
 };
 
-// How a connection between two ranks carries a round's messages: both directions at once, or one
-// after the other (Open MPI's TCP transport with large messages: open_mpi_allreduce.h).
-enum class Directions { AtOnce, InTurn };
-
 // Runs the rounds: each reads the buffers as the round found them. A round costs one latency, the
-// most elements any rank sent or received in it (in turn: also the most any connection carried both
-// ways), and the most any rank summed.
-Simulated simulate(int ranks, int length, const std::vector<Round>& rounds, Directions directions) {
+// most elements any rank sent or received in it, and the most any rank summed. A connection carries
+// a round's messages both ways at once where each is at most `eager` elements, else one direction
+// after the other (Open MPI's TCP transport: open_mpi_allreduce.h), and then the busiest connection's
+// both ways together count too.
+Simulated simulate(int ranks, int length, const std::vector<Round>& rounds, double eager) {
   std::vector<std::vector<double>> buffers(ranks, std::vector<double>(length));
   std::vector<double> sum(length, 0.0);
   for (int r = 0; r < ranks; ++r) {
@@ -85,7 +83,8 @@ Simulated simulate(int ranks, int length, const std::vector<Round>& rounds, Dire
     }
     double busiest = std::max(*std::max_element(sent.begin(), sent.end()),
                               *std::max_element(received.begin(), received.end()));
-    if (directions == Directions::InTurn) {
+    const bool in_turn = std::any_of(round.begin(), round.end(), [&](const Message& m) { return m.count > eager; });
+    if (in_turn) {
       for (const auto& row : connection) busiest = std::max(busiest, *std::max_element(row.begin(), row.end()));
     }
     out.steps.latencies += 1;
@@ -208,28 +207,45 @@ void expect_steps(const Simulated& simulated, const AllreduceSteps& counted, con
   EXPECT_DOUBLE_EQ(counted.summed_bytes, simulated.steps.summed_bytes) << what;
 }
 
+// Every message by rendezvous (eager 0), every one eager, and the limit between Rabenseifner's
+// steps (500 of 1680 elements: halves of 840 in turn, the quarters of 420 and less at once).
 TEST(OpenMpiAllreduceSteps, EachAlgorithmCountsWhatItsRoundsMove) {
   constexpr int kLength = 1680;  // divides among 2..8 ranks and halves down to them
-  constexpr auto kInTurn = Directions::InTurn;
-  for (int ranks = 2; ranks <= 8; ++ranks) {
-    const std::string at = " at " + std::to_string(ranks) + " ranks";
-    expect_steps(simulate(ranks, kLength, ring_rounds(ranks, kLength), kInTurn),
-                 open_mpi_allreduce_steps(A::Ring, ranks, kLength), "Open MPI's ring" + at);
-    expect_steps(simulate(ranks, kLength, ring_rounds(ranks, kLength), Directions::AtOnce),
-                 ring_allreduce_steps(ranks, kLength), "our ring" + at);
-    expect_steps(simulate(ranks, kLength, recursive_doubling_rounds(ranks, kLength), kInTurn),
-                 open_mpi_allreduce_steps(A::RecursiveDoubling, ranks, kLength), "recursive doubling" + at);
-    expect_steps(simulate(ranks, kLength, rabenseifner_rounds(ranks, kLength), kInTurn),
-                 open_mpi_allreduce_steps(A::Rabenseifner, ranks, kLength), "rabenseifner" + at);
+  constexpr double kNone = 0.0, kEvery = 1e9;
+  for (const double eager : {kNone, 500.0, kEvery}) {
+    for (int ranks = 2; ranks <= 8; ++ranks) {
+      const std::string at = " at " + std::to_string(ranks) + " ranks, eager up to " + std::to_string(eager);
+      expect_steps(simulate(ranks, kLength, ring_rounds(ranks, kLength), eager),
+                   open_mpi_allreduce_steps(A::Ring, ranks, kLength, eager), "Open MPI's ring" + at);
+      expect_steps(simulate(ranks, kLength, recursive_doubling_rounds(ranks, kLength), eager),
+                   open_mpi_allreduce_steps(A::RecursiveDoubling, ranks, kLength, eager), "recursive doubling" + at);
+      expect_steps(simulate(ranks, kLength, rabenseifner_rounds(ranks, kLength), eager),
+                   open_mpi_allreduce_steps(A::Rabenseifner, ranks, kLength, eager), "rabenseifner" + at);
+    }
   }
+  for (int ranks = 2; ranks <= 8; ++ranks) {  // our ring's eager chunks move both ways at once
+    expect_steps(simulate(ranks, kLength, ring_rounds(ranks, kLength), kEvery), ring_allreduce_steps(ranks, kLength),
+                 "our ring at " + std::to_string(ranks) + " ranks");
+  }
+}
+
+// LeNet-5's one bucket on 4 ranks: Rabenseifner's halves (124 KB) go by rendezvous, its quarters
+// (62 KB) eagerly, so 2.5 S through the busiest connection rather than 3 S.
+TEST(OpenMpiAllreduceSteps, QuartersUnderTheEagerLimitMoveBothWaysAtOnce) {
+  constexpr double kLenet5Bucket = 248'256;
+  EXPECT_EQ(open_mpi_allreduce_choice(4, 248'256, 248'256 / 4), A::Rabenseifner);
+  EXPECT_DOUBLE_EQ(open_mpi_allreduce_steps(A::Rabenseifner, 4, kLenet5Bucket).wire_bytes, 2.5 * kLenet5Bucket);
+  EXPECT_DOUBLE_EQ(open_mpi_allreduce_steps(A::Rabenseifner, 4, kLenet5Bucket, 0.0).wire_bytes, 3 * kLenet5Bucket);
 }
 
 TEST(OpenMpiAllreduceSteps, RabenseifnersAgainstOurRingAsTrainingMeasuredThem) {
   // AlexNet's 67 MB bucket on emulated half-core hosts at 1 Gbit, MPI_Allreduce's time over our
   // ring's: 1.92, 3.17 and 1.98 at 2, 3 and 4 ranks (docs/predict.md). The bytes through the
   // busiest connection: 2 S against S, 4.5 S against 4/3 S, 3 S against 1.5 S.
+  constexpr double kAlexnetBucket = 67'125'248;
   const auto ratio = [](int ranks) {
-    return open_mpi_allreduce_steps(A::Rabenseifner, ranks, 1.0).wire_bytes / ring_allreduce_steps(ranks, 1.0).wire_bytes;
+    return open_mpi_allreduce_steps(A::Rabenseifner, ranks, kAlexnetBucket).wire_bytes /
+           ring_allreduce_steps(ranks, kAlexnetBucket).wire_bytes;
   };
   EXPECT_DOUBLE_EQ(ratio(2), 2.0);
   EXPECT_DOUBLE_EQ(ratio(3), 3.375);

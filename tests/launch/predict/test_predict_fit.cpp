@@ -255,6 +255,36 @@ TEST(PredictFit, ParameterServerRoundsOfAWorldOfProcessesAreTheCurve) {
   std::filesystem::remove_all(dir);
 }
 
+// Open MPI's eager exchanges count both ways at once only where the link limits: where our ring's
+// exchanges, both ways at once, reach most of its rate. The same timings (the ring at 0.94 Gbit/s)
+// read as a 1 Gbit cluster's are link-bound, as a 10 Gbit one's not; without a ring measured at
+// that link, in turn.
+TEST(PredictFit, OpenMpisEagerExchangesCountAtOnceOnlyWhereTheRingFillsTheLink) {
+  const auto dir = std::filesystem::temp_directory_path() / ("predict-eager-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  nlohmann::json both = nlohmann::json::array(), mpi_only = nlohmann::json::array();
+  for (double bytes = 16384; bytes <= 32 << 20; bytes *= 4) {
+    const nlohmann::json mpi = {{"time_us", 2e6 * ring_time(bytes, 2, 0.0)}};
+    both.push_back({{"bytes", bytes}, {"ring", {{"time_us", 1e6 * ring_time(bytes, 2, 0.0)}}}, {"mpi", mpi}});
+    mpi_only.push_back({{"bytes", bytes}, {"mpi", mpi}});
+  }
+  std::ofstream(dir / "both.json") << nlohmann::json{{"benchmark", "allreduce"}, {"world", 2}, {"rows", both}};
+  std::ofstream(dir / "mpi.json") << nlohmann::json{{"benchmark", "allreduce"}, {"world", 2}, {"rows", mpi_only}};
+  const auto schedule = [&](const char* link, const char* file) {
+    const LinkRate rate = parse_link_rate(link);
+    return FittedConstants({{.link = rate, .path = dir / file}}, kReduce).at(PredictTransport::Mpi, rate);
+  };
+  const NetworkConstants filled = schedule("1gbit", "both.json");
+  EXPECT_EQ(filled.schedule, AllreduceSchedule::OpenMpiTunedLinkBound);
+  EXPECT_NE(filled.source.find("eager exchanges counted both ways at once"), std::string::npos) << filled.source;
+  EXPECT_EQ(schedule("10gbit", "both.json").schedule, AllreduceSchedule::OpenMpiTuned);
+  EXPECT_EQ(schedule("1gbit", "mpi.json").schedule, AllreduceSchedule::OpenMpiTuned);
+  // What the two counts change: LeNet-5's bucket on 4 ranks, whose quarters go eagerly.
+  EXPECT_DOUBLE_EQ(allreduce_steps(248'256, 4, AllreduceSchedule::OpenMpiTunedLinkBound).wire_bytes, 2.5 * 248'256);
+  EXPECT_DOUBLE_EQ(allreduce_steps(248'256, 4, AllreduceSchedule::OpenMpiTuned).wire_bytes, 3.0 * 248'256);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(PredictFit, ReduceCostIsPositiveAndBelowAMicrosecondPerByte) {
   const double cost = measure_reduce_s_per_byte();
   EXPECT_GT(cost, 0.0);
