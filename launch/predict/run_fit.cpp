@@ -201,6 +201,10 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
                                           "took there; else the benches' line)"
                                         : ""));
   }
+  if (fit.allreduce.schedule == AllreduceSchedule::OpenMpiTunedLinkBound) {
+    fit.notes.push_back("Open MPI's exchanges within its eager limit counted both ways at once: the link limits "
+                        "here (the ring's bench reaches most of its rate)");
+  }
   fit.allreduce.cpu_s_per_byte = 0;  // the runs' rates hold their CPU already
   fit.allreduce.step_overhead_s = 0, fit.allreduce.straggler_in_comm = false;
   share_group_times(buckets, fit.allreduce);

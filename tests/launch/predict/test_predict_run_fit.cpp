@@ -305,6 +305,34 @@ TEST(RunFit, OneHostCountWithItsBenchesScalesTheBenchesToTheRuns) {
   EXPECT_NEAR(predict_from_runs(fit, 4).step.step_s, slowest_of(4) + line(kBytes, 4) + kO0, 1e-3 * two.step_s);
 }
 
+// From one host count and its benches, mpi's buckets are counted as the benches of the runs' link
+// count Open MPI's exchanges: its eager ones both ways at once where the ring's bench fills the
+// link (0.4 Gbit/s on a 400 Mbit link), in turn where it does not (the same bench on 4 Gbit), and
+// the fit says which.
+TEST(RunFit, MpiFromOneHostCountCountsEagerExchangesAsTheBenchesOfItsLinkDo) {
+  const auto file = std::filesystem::temp_directory_path() / ("run-fit-eager-" + std::to_string(getpid()) + ".json");
+  const auto line = [](double bytes, int n) { return 2 * (n - 1) * (kAlpha + bytes / n / kBeta); };
+  nlohmann::json rows = nlohmann::json::array();
+  for (double bytes = 65536; bytes <= 4 << 20; bytes *= 2) {
+    rows.push_back({{"bytes", bytes}, {"ring", {{"time_us", 1e6 * line(bytes, 2)}}},
+                    {"mpi", {{"time_us", 2e6 * line(bytes, 2)}}}});
+  }
+  std::ofstream(file) << nlohmann::json{{"benchmark", "allreduce"}, {"world", 2}, {"rows", rows}};
+  for (const auto& [link, link_bound] : {std::pair{"400mbit", true}, std::pair{"4gbit", false}}) {
+    const FittedConstants benches({{.link = parse_link_rate(link), .path = file}}, 0.0);
+    FitRun run = rabenseifner_run(2, 2, 2.0 * kBytes);
+    run.measured.link = link;
+    const RunFit fit = fit_on_runs({run}, &benches);
+    EXPECT_EQ(fit.allreduce.schedule,
+              link_bound ? AllreduceSchedule::OpenMpiTunedLinkBound : AllreduceSchedule::OpenMpiTuned) << link;
+    const bool says = std::any_of(fit.notes.begin(), fit.notes.end(), [](const std::string& note) {
+      return note.find("eager limit counted both ways at once") != std::string::npos;
+    });
+    EXPECT_EQ(says, link_bound) << link << ": " << fmt::format("{}", fmt::join(fit.notes, "; "));
+  }
+  std::filesystem::remove(file);
+}
+
 // From one host count and its benches, a worker's push and pull at N is the runs' there carried by
 // the benches' shape — the runs' mean, repeats together, as every other term takes them. Carrying
 // the first repeat's alone missed its own runs (AlexNet's ps-async from 2 hosts: +3.6 %) and 3 and
