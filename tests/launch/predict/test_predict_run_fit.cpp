@@ -308,7 +308,7 @@ TEST(RunFit, OneHostCountWithItsBenchesScalesTheBenchesToTheRuns) {
 // From one host count and its benches, mpi's buckets are counted as the benches of the runs' link
 // count Open MPI's exchanges: its eager ones both ways at once where the ring's bench fills the
 // link (0.4 Gbit/s on a 400 Mbit link), in turn where it does not (the same bench on 4 Gbit), and
-// the fit says which.
+// the fit says which. Benches that timed no MPI_Allreduce leave the count in turn.
 TEST(RunFit, MpiFromOneHostCountCountsEagerExchangesAsTheBenchesOfItsLinkDo) {
   const auto file = std::filesystem::temp_directory_path() / ("run-fit-eager-" + std::to_string(getpid()) + ".json");
   const auto line = [](double bytes, int n) { return 2 * (n - 1) * (kAlpha + bytes / n / kBeta); };
@@ -330,6 +330,14 @@ TEST(RunFit, MpiFromOneHostCountCountsEagerExchangesAsTheBenchesOfItsLinkDo) {
     });
     EXPECT_EQ(says, link_bound) << link << ": " << fmt::format("{}", fmt::join(fit.notes, "; "));
   }
+  // Runs at two host counts beside benches that timed no MPI_Allreduce: counted in turn, no error.
+  nlohmann::json ring_rows = rows;
+  for (auto& row : ring_rows) row.erase("mpi");
+  std::ofstream(file) << nlohmann::json{{"benchmark", "allreduce"}, {"world", 2}, {"rows", ring_rows}};
+  const FittedConstants ring_only({{.link = parse_link_rate("400mbit"), .path = file}}, 0.0);
+  FitRun two = rabenseifner_run(2, 2, 2.0 * kBytes), three = rabenseifner_run(3, 5, 4.5 * kBytes);
+  two.measured.link = three.measured.link = "400mbit";
+  EXPECT_EQ(fit_on_runs({two, three}, &ring_only).allreduce.schedule, AllreduceSchedule::OpenMpiTuned);
   std::filesystem::remove(file);
 }
 
