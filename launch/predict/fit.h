@@ -87,6 +87,8 @@ class FittedConstants {
   // Fitted at `link`, or extrapolated from the links that were measured (source says which);
   // InputError when no file measured `transport` at all.
   NetworkConstants at(PredictTransport transport, const LinkRate& link) const;
+  // Whether some file measured `transport` (at() then answers at every link).
+  bool measured(PredictTransport transport) const;
 
  private:
   std::map<std::pair<PredictTransport, double>, NetworkConstants> fitted_;

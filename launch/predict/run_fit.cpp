@@ -148,14 +148,12 @@ NetworkConstants latency_only(const std::vector<AllreduceSample>& samples, Allre
 
 // The steps the runs' buckets are counted in: Open MPI's as the benches of the runs' link count
 // them (fit_files.cpp: its eager exchanges both ways at once where the link limits), in turn
-// without them.
+// without benches of MPI_Allreduce.
 AllreduceSchedule runs_schedule(const RunFit& fit, const FittedConstants* benches) {
-  if (benches == nullptr || fit.transport != PredictTransport::Mpi) return allreduce_schedule(fit.transport);
-  try {
-    return benches->at(fit.transport, parse_link_rate(fit.link)).schedule;
-  } catch (const InputError&) {  // no bench of MPI_Allreduce among them
+  if (benches == nullptr || fit.transport != PredictTransport::Mpi || !benches->measured(fit.transport)) {
     return allreduce_schedule(fit.transport);
   }
+  return benches->at(fit.transport, parse_link_rate(fit.link)).schedule;
 }
 
 void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const FittedConstants* benches) {
