@@ -3,11 +3,7 @@
 // prediction for 4 workers from runs at 2 and 3 set against the same figure worked by hand.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <random>
 
 #include <fmt/format.h>
@@ -19,6 +15,8 @@
 #include "launch/predict/order_statistic.h"
 #include "launch/predict/run_fit.h"
 #include "launch/predict/run_fit_output.h"
+#include "launch/report/table.h"
+#include "tests/launch/predict/synthetic_benches.h"
 #include "tests/launch/predict/synthetic_fit_runs.h"
 
 namespace dtbench {
@@ -286,15 +284,12 @@ TEST(RunFit, ServersWhosePushesRanUnderBackwardKeepTheirRestBelowZero) {
 // as slow as the buckets inside training gives the runs' own time back at their N, the scale
 // applied once, and 6/2 ring steps of it at 4.
 TEST(RunFit, OneHostCountWithItsBenchesScalesTheBenchesToTheRuns) {
-  const auto file = std::filesystem::temp_directory_path() / ("run-fit-bench-" + std::to_string(getpid()) + ".json");
   const auto line = [](double bytes, int n) { return 2 * (n - 1) * (kAlpha + bytes / n / kBeta); };
   nlohmann::json rows = nlohmann::json::array();
   for (double bytes = 65536; bytes <= 4 << 20; bytes *= 2) {
     rows.push_back({{"bytes", bytes}, {"ring", {{"time_us", 2e6 * line(bytes, 2)}}}});
   }
-  std::ofstream(file) << nlohmann::json{{"benchmark", "allreduce"}, {"world", 2}, {"rows", rows}};
-  const FittedConstants benches({{.link = parse_link_rate("1gbit"), .path = file}}, 0.0);
-  std::filesystem::remove(file);
+  const FittedConstants benches = testing::benches_from(testing::allreduce_bench(rows), "1gbit");
   FitRun two = allreduce_run(2);
   two.last_bucket_wait_s = 0;
   two.pieces.front().end_s = two.pieces.front().start_s + line(kBytes, 2);
@@ -303,6 +298,12 @@ TEST(RunFit, OneHostCountWithItsBenchesScalesTheBenchesToTheRuns) {
   EXPECT_NEAR(fit.allreduce.comm_scale, 0.5, 1e-3);
   EXPECT_NEAR(predict_from_runs(fit, 2).step.step_s, two.step_s, 1e-3 * two.step_s);
   EXPECT_NEAR(predict_from_runs(fit, 4).step.step_s, slowest_of(4) + line(kBytes, 4) + kO0, 1e-3 * two.step_s);
+  // The output says where the growth in N came from, and what a second host count would add.
+  const std::string text = render_text(run_fit_table(fit, run_fit_rows(fit, {4})));
+  EXPECT_NE(text.find("from runs at one host count, how the communication grows with N is the benches' model"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("runs at a third host count"), std::string::npos) << text;
 }
 
 // From one host count and its benches, mpi's buckets are counted as the benches of the runs' link
@@ -310,16 +311,14 @@ TEST(RunFit, OneHostCountWithItsBenchesScalesTheBenchesToTheRuns) {
 // link (0.4 Gbit/s on a 400 Mbit link), in turn where it does not (the same bench on 4 Gbit), and
 // the fit says which. Benches that timed no MPI_Allreduce leave the count in turn.
 TEST(RunFit, MpiFromOneHostCountCountsEagerExchangesAsTheBenchesOfItsLinkDo) {
-  const auto file = std::filesystem::temp_directory_path() / ("run-fit-eager-" + std::to_string(getpid()) + ".json");
   const auto line = [](double bytes, int n) { return 2 * (n - 1) * (kAlpha + bytes / n / kBeta); };
   nlohmann::json rows = nlohmann::json::array();
   for (double bytes = 65536; bytes <= 4 << 20; bytes *= 2) {
     rows.push_back({{"bytes", bytes}, {"ring", {{"time_us", 1e6 * line(bytes, 2)}}},
                     {"mpi", {{"time_us", 2e6 * line(bytes, 2)}}}});
   }
-  std::ofstream(file) << nlohmann::json{{"benchmark", "allreduce"}, {"world", 2}, {"rows", rows}};
   for (const auto& [link, link_bound] : {std::pair{"400mbit", true}, std::pair{"4gbit", false}}) {
-    const FittedConstants benches({{.link = parse_link_rate(link), .path = file}}, 0.0);
+    const FittedConstants benches = testing::benches_from(testing::allreduce_bench(rows), link);
     FitRun run = rabenseifner_run(2, 2, 2.0 * kBytes);
     run.measured.link = link;
     const RunFit fit = fit_on_runs({run}, &benches);
@@ -333,12 +332,10 @@ TEST(RunFit, MpiFromOneHostCountCountsEagerExchangesAsTheBenchesOfItsLinkDo) {
   // Runs at two host counts beside benches that timed no MPI_Allreduce: counted in turn, no error.
   nlohmann::json ring_rows = rows;
   for (auto& row : ring_rows) row.erase("mpi");
-  std::ofstream(file) << nlohmann::json{{"benchmark", "allreduce"}, {"world", 2}, {"rows", ring_rows}};
-  const FittedConstants ring_only({{.link = parse_link_rate("400mbit"), .path = file}}, 0.0);
+  const FittedConstants ring_only = testing::benches_from(testing::allreduce_bench(ring_rows), "400mbit");
   FitRun two = rabenseifner_run(2, 2, 2.0 * kBytes), three = rabenseifner_run(3, 5, 4.5 * kBytes);
   two.measured.link = three.measured.link = "400mbit";
   EXPECT_EQ(fit_on_runs({two, three}, &ring_only).allreduce.schedule, AllreduceSchedule::OpenMpiTuned);
-  std::filesystem::remove(file);
 }
 
 // From one host count and its benches, a worker's push and pull at N is the runs' there carried by
@@ -346,15 +343,12 @@ TEST(RunFit, MpiFromOneHostCountCountsEagerExchangesAsTheBenchesOfItsLinkDo) {
 // the first repeat's alone missed its own runs (AlexNet's ps-async from 2 hosts: +3.6 %) and 3 and
 // 4 hosts by up to 15.5 % where the mean misses by 11.3 (docs/predict.md).
 TEST(RunFit, OneHostCountOfServersCarriesItsRepeatsMean) {
-  const auto file = std::filesystem::temp_directory_path() / ("run-fit-ps-" + std::to_string(getpid()) + ".json");
   nlohmann::json rows = nlohmann::json::array();
   for (double bytes = 1 << 20; bytes <= 128 << 20; bytes *= 2) {
     rows.push_back({{"bytes", bytes}, {"push_us", 200 + bytes / 100}, {"pull_us", 200 + bytes / 100},
                     {"wait_us", bytes / 1000}});
   }
-  std::ofstream(file) << nlohmann::json{{"benchmark", "ps"}, {"workers", 1}, {"shards", 1}, {"rows", rows}};
-  const FittedConstants benches({{.link = parse_link_rate("1gbit"), .path = file}}, 0.0);
-  std::filesystem::remove(file);
+  const FittedConstants benches = testing::benches_from(testing::ps_bench(rows), "1gbit");
   for (const std::string transport : {"ps-async", "ps-sync"}) {
     const FitRun first = server_run(transport, 2);
     FitRun second = first;  // its repeat pushed and pulled 4 ms longer
@@ -374,15 +368,12 @@ TEST(RunFit, OneHostCountOfServersCarriesItsRepeatsMean) {
 // the hosts took turns on the cores; hosts that each held their quota carry their own bytes, as
 // hosts of their own do.
 TEST(RunFit, OneHostCountOfServersGoesThroughSharedCoresOnlyWhereHostsTookTurns) {
-  const auto file = std::filesystem::temp_directory_path() / ("run-fit-cpu-" + std::to_string(getpid()) + ".json");
   nlohmann::json rows = nlohmann::json::array();
   for (double bytes = 1 << 20; bytes <= 128 << 20; bytes *= 2) {
     rows.push_back({{"bytes", bytes}, {"push_us", 200 + bytes / 100}, {"pull_us", 200 + bytes / 100},
                     {"wait_us", bytes / 1000}, {"tcp_us", bytes / 10}});
   }
-  std::ofstream(file) << nlohmann::json{{"benchmark", "ps"}, {"workers", 1}, {"shards", 1}, {"rows", rows}};
-  const FittedConstants benches({{.link = parse_link_rate("1gbit"), .path = file}}, 0.0);
-  std::filesystem::remove(file);
+  const FittedConstants benches = testing::benches_from(testing::ps_bench(rows), "1gbit");
   const auto run = [](int cores, bool time_sliced) {
     FitRun r = server_run("ps-sync", 2);
     r.measured.shared_cores = cores;
