@@ -27,6 +27,7 @@
 # TRANSPORTS (default "ring mpi ps-sync ps-async ddp", ddp being PyTorch DDP, engine pytorch) narrows the runs; CLUSTER_CPUSET (a cpu list, e.g.
 # 0-1) puts every host on those cores, each still held to its quota (`cluster up --cpuset`);
 # CLUSTER_SPREAD=1 gives hosts of less than a core one core each where the cores allow (`cluster up --spread`).
+# PS_PLACEMENT (balanced or hash) sets the parameter servers' and their workers' `ps.placement`.
 #
 # Layout of OUT: fit/ar-H-LINK.json, fit/ps-H-LINK.json, fit/psworld-{sync,async}-H-LINK.json (bench
 # outputs), runs/MODEL-TRANSPORT-H-LINK[-rK]/
@@ -158,7 +159,8 @@ train_run() {  # dir hosts link model transport repeat
   [ -f "$run/report.json" ] && return 0
   rm -rf "$run"
   local common=(--config "configs/study/$4-cifar10.yaml" --set "dataset.path=$(data_for "$4")" --set dataset.augment=false --set "batch=$(batch_for "$4")"
-                --set epochs=2 --set steps=0 --set threads=1 --set "profile.trace_steps=${TRACE_STEPS:-0}")
+                --set epochs=2 --set steps=0 --set threads=1 --set "profile.trace_steps=${TRACE_STEPS:-0}"
+                ${PS_PLACEMENT:+--set "ps.placement=$PS_PLACEMENT"})
   if [[ $5 == ps-* ]]; then
     [ -f "$token" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$token")
     for ((h = 0; h < $2; h++)); do
