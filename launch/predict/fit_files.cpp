@@ -163,13 +163,13 @@ FittedConstants::FittedConstants(const std::vector<FitFile>& files, double reduc
   }
 }
 
-// A rate nobody measured: the latency of the fastest link measured, and the link's rate times
-// the best fraction of its rate any measured link delivered (where the wire, not the CPU, limited).
 bool FittedConstants::measured(PredictTransport transport) const {
   if (transport == PredictTransport::Ddp) return measured(PredictTransport::Ring);  // as at() takes it
   return std::any_of(fitted_.begin(), fitted_.end(), [&](const auto& entry) { return entry.first.first == transport; });
 }
 
+// A rate nobody measured: the latency of the fastest link measured, and the link's rate times
+// the best fraction of its rate any measured link delivered (where the wire, not the CPU, limited).
 NetworkConstants FittedConstants::at(PredictTransport transport, const LinkRate& link) const {
   if (transport == PredictTransport::Ddp) {
     // No bench runs gloo; its allreduce over TCP is a ring, so the ring's bench gives its shape in N.
