@@ -73,8 +73,12 @@ void AllreduceTransport::begin(Model& model) {
   if (options_.algorithm == AllreduceAlgorithm::Ring) {
     const int64_t slot = options_.chunk_bytes > 0 ? options_.chunk_bytes : kSharedMemoryChunkBytes;
     shared_ = SharedRing::open(options_.ring_path, comm_, slot, wait_policy({}));
-    chunk_ = resolve_ring_chunk(options_.chunk_bytes, shared_ != nullptr, comm_,
-                                wait_policy([] { return std::string("agreeing on the ring's chunk"); }));
+    std::vector<int64_t> bucket_bytes;
+    for (const ArenaRange& bucket : buckets_) {
+      bucket_bytes.push_back(bucket.count * static_cast<int64_t>(sizeof(float)));
+    }
+    chunks_ = resolve_ring_chunks(options_.chunk_bytes, shared_ != nullptr, comm_,
+                                  wait_policy([] { return std::string("choosing the ring's chunk"); }), bucket_bytes);
   }
   const bool overlap = options_.overlap && world_ > 1;
   if (options_.overlap && !options_.threads_allowed) {
@@ -93,8 +97,10 @@ void AllreduceTransport::begin(Model& model) {
               {"buckets", buckets_.size()},
               {"bucket_bytes", options_.bucket_bytes},
               {"overlap", pipeline_ != nullptr},
-              {"chunk_bytes", options_.algorithm == AllreduceAlgorithm::Ring ? nlohmann::json(chunk_.bytes) : "-"},
-              {"chunk_source", options_.algorithm == AllreduceAlgorithm::Ring ? chunk_.source : "-"},
+              {"chunk_bytes",
+               options_.algorithm == AllreduceAlgorithm::Ring ? nlohmann::json(chunks_.rule().bytes) : "-"},
+              {"chunk_source", options_.algorithm == AllreduceAlgorithm::Ring ? chunks_.rule().source : "-"},
+              {"chunk_timing", chunks_.timings_json()},
               {"ring_path", options_.algorithm != AllreduceAlgorithm::Ring ? "-"
                             : shared_ ? "shared memory" : "messages"},
               {"timeout_seconds", options_.timeout_seconds},
@@ -110,7 +116,9 @@ void AllreduceTransport::begin(Model& model) {
                                       "which it is)"}};
   if (options_.algorithm == AllreduceAlgorithm::Mpi) {
     std::vector<int64_t> bucket_bytes;
-    for (const ArenaRange& bucket : buckets_) bucket_bytes.push_back(bucket.count * static_cast<int64_t>(sizeof(float)));
+    for (const ArenaRange& bucket : buckets_) {
+      bucket_bytes.push_back(bucket.count * static_cast<int64_t>(sizeof(float)));
+    }
     summary_["mpi_algorithm"] = mpi_allreduce_algorithms(world_, bucket_bytes);
   }
 }
@@ -127,7 +135,7 @@ AllreduceOptions AllreduceTransport::bucket_options(Model& model, const ArenaRan
   o.count = bucket.count;
   o.comm = comm_;
   o.algorithm = options_.algorithm;
-  o.chunk_bytes = chunk_.bytes;
+  o.chunk_bytes = chunks_.bytes_for(bucket.count * static_cast<int64_t>(sizeof(float)));
   o.scratch = &scratch_;
   o.watchdog = watchdog_.get();
   o.traffic = &traffic_;

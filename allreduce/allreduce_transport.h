@@ -92,7 +92,7 @@ class AllreduceTransport final : public LocalUpdateTransport {
   std::vector<ArenaRange> buckets_;
   std::vector<float> scratch_;
   std::unique_ptr<SharedRing> shared_;  // the ring's shared-memory path, when it takes it
-  RingChunk chunk_;                     // the ring's chunk, resolved at start
+  RingChunks chunks_;                   // the ring's chunk of each bucket size, resolved at start
   std::vector<double> arrivals_;        // every rank's arrival time this step, reused
   std::vector<CommSpan> spans_;         // this step's bucket reductions in the order done, one slot per bucket
   std::unique_ptr<Watchdog> watchdog_;  // for the blocking MPI_Allreduce, with MPI_THREAD_MULTIPLE

@@ -1,10 +1,15 @@
 #include "allreduce/ring_chunk.h"
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "allreduce/allreduce.h"
 #include "allreduce/mpi_check.h"
 
 namespace dtbench {
@@ -53,7 +58,102 @@ int64_t read_integer_cvar(const char* name) {
   return value;
 }
 
+// Timed rounds of each chunk, after one untimed round of each: alternated, so that a slower minute
+// of the machine falls on both.
+constexpr int kTimedRounds = 3;
+
+double median_of(std::array<double, kTimedRounds> values) {
+  std::sort(values.begin(), values.end());
+  return values[kTimedRounds / 2];
+}
+
+// The eager chunk and 1 MiB timed on `probe_bytes` of this run's link and cores (ring_chunk.h).
+RingChunkTiming time_both_chunks(int64_t eager_bytes, int64_t probe_bytes, MPI_Comm comm, const WaitPolicy& wait) {
+  std::vector<float> probe(static_cast<size_t>(probe_bytes / static_cast<int64_t>(sizeof(float))), 1.0f);
+  std::vector<float> scratch;
+  AllreduceOptions o{.buffer = probe.data(), .count = static_cast<int64_t>(probe.size()), .comm = comm,
+                     .algorithm = AllreduceAlgorithm::Ring, .average = false, .wait = wait, .scratch = &scratch};
+  const std::array<int64_t, 2> chunks = {eager_bytes, kLargeMessageChunkBytes};
+  std::array<std::array<double, kTimedRounds>, 2> seconds{};
+  for (int round = -1; round < kTimedRounds; ++round) {
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      o.chunk_bytes = chunks[c];
+      std::fill(probe.begin(), probe.end(), 1.0f);  // sums of ones: nothing grows round to round
+      const auto start = std::chrono::steady_clock::now();
+      ring_allreduce(o);
+      if (round >= 0) {
+        seconds[c][static_cast<size_t>(round)] =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      }
+    }
+  }
+  // The slower rank's medians, so that both ranks decide alike.
+  std::array<double, 2> own = {median_of(seconds[0]), median_of(seconds[1])}, slowest{};
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(own.data(), slowest.data(), 2, MPI_DOUBLE, MPI_MAX, comm, &request), "MPI_Iallreduce");
+  wait_all({&request, 1}, wait);
+  return {.bytes = probe_bytes, .probe_bytes = probe_bytes, .eager_bytes = eager_bytes, .eager_ms = slowest[0] * 1e3,
+          .large_ms = slowest[1] * 1e3};
+}
+
+// The chunk the rules give this rank (ring_chunk.h), before the ranks agree.
+RingChunk chunk_by_rule(int64_t requested, bool shared_memory, bool one_neighbour) {
+  if (requested > 0) return {requested, "comm.chunk_kb"};
+  if (shared_memory) return {kSharedMemoryChunkBytes, "1 MiB: the slot of the shared-memory ring"};
+  if (!one_neighbour) {
+    return {kLargeMessageChunkBytes,
+            "1 MiB: each rank's left and right neighbours differ, so each connection carries one direction"};
+  }
+  const int64_t eager_limit = tcp_eager_limit();
+  if (eager_limit <= kMatchHeaderRoom) {
+    return {kLargeMessageChunkBytes, "1 MiB: the MPI library names no TCP eager limit"};
+  }
+  return {eager_chunk_bytes(eager_limit),
+          fmt::format("the largest eager message of Open MPI's TCP BTL (btl_tcp_eager_limit {} B, less {} B for the "
+                      "match header): no rendezvous acknowledgement queues behind the data",
+                      eager_limit, kMatchHeaderRoom)};
+}
+
+// Ranks receive in chunks of their own size, so all take the smallest any rank picked.
+RingChunk smallest_of_ranks(const RingChunk& own, MPI_Comm comm, const WaitPolicy& wait) {
+  int64_t smallest = own.bytes;
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(&own.bytes, &smallest, 1, MPI_INT64_T, MPI_MIN, comm, &request), "MPI_Iallreduce");
+  wait_all({&request, 1}, wait);
+  if (smallest == own.bytes) return own;
+  return {smallest, fmt::format("{} B, the smallest any rank picked (this rank's: {} B, {})", smallest, own.bytes,
+                                own.source)};
+}
+
 }  // namespace
+
+RingChunks::RingChunks(RingChunk rule, std::vector<RingChunkTiming> timings)
+    : rule_(std::move(rule)), timings_(std::move(timings)) {}
+
+int64_t RingChunks::bytes_for(int64_t buffer_bytes) const {
+  for (const RingChunkTiming& t : timings_) {
+    if (t.bytes != buffer_bytes) continue;
+    return large_chunk_wins(t.eager_ms, t.large_ms) ? kLargeMessageChunkBytes : t.eager_bytes;
+  }
+  return rule_.bytes;
+}
+
+nlohmann::json RingChunks::timings_json() const {
+  if (timings_.empty()) return nullptr;
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const RingChunkTiming& t : timings_) {
+    sizes.push_back({{"bytes", t.bytes},
+                     {"chunk_bytes", bytes_for(t.bytes)},
+                     {"probe_bytes", t.probe_bytes},
+                     {"eager_bytes", t.eager_bytes},
+                     {"eager_ms", t.eager_ms},
+                     {"large_bytes", kLargeMessageChunkBytes},
+                     {"large_ms", t.large_ms}});
+  }
+  return sizes;
+}
+
+bool large_chunk_wins(double eager_ms, double large_ms) { return large_ms < (1.0 - kLargeChunkMargin) * eager_ms; }
 
 int64_t tcp_eager_limit() { return std::max<int64_t>(read_integer_cvar("btl_tcp_eager_limit"), 0); }
 
@@ -61,36 +161,37 @@ int64_t eager_chunk_bytes(int64_t eager_limit) {
   return std::max<int64_t>((eager_limit - kMatchHeaderRoom) / 4 * 4, 4);
 }
 
-RingChunk resolve_ring_chunk(int64_t requested, bool shared_memory, MPI_Comm comm, const WaitPolicy& wait) {
+RingChunks resolve_ring_chunks(int64_t requested, bool shared_memory, MPI_Comm comm, const WaitPolicy& wait,
+                               const std::vector<int64_t>& buffer_bytes) {
   int world = 1;
   check_mpi(MPI_Comm_size(comm, &world), "MPI_Comm_size");
-  RingChunk chunk;
   const bool one_neighbour = world == 2;
-  const int64_t eager_limit = requested > 0 || shared_memory || !one_neighbour ? 0 : tcp_eager_limit();
-  if (requested > 0) {
-    chunk = {requested, "comm.chunk_kb"};
-  } else if (shared_memory) {
-    chunk = {kSharedMemoryChunkBytes, "1 MiB: the slot of the shared-memory ring"};
-  } else if (!one_neighbour) {
-    chunk = {kLargeMessageChunkBytes,
-             "1 MiB: each rank's left and right neighbours differ, so each connection carries one direction"};
-  } else if (eager_limit > kMatchHeaderRoom) {
-    chunk = {eager_chunk_bytes(eager_limit),
-             fmt::format("the largest eager message of Open MPI's TCP BTL (btl_tcp_eager_limit {} B, less {} B for "
-                         "the match header): no rendezvous acknowledgement queues behind the data",
-                         eager_limit, kMatchHeaderRoom)};
-  } else {
-    chunk = {kLargeMessageChunkBytes, "1 MiB: the MPI library names no TCP eager limit"};
+  RingChunk rule = smallest_of_ranks(chunk_by_rule(requested, shared_memory, one_neighbour), comm, wait);
+  // Every rank now holds the same chunk, so every rank times the same sizes or none.
+  const bool eager_between_two =
+      requested == 0 && !shared_memory && one_neighbour && rule.bytes < kLargeMessageChunkBytes;
+  std::vector<RingChunkTiming> timings;
+  if (eager_between_two) {
+    std::vector<int64_t> sizes = buffer_bytes;
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    for (int64_t bytes : sizes) {
+      if (bytes / 2 <= rule.bytes) continue;  // one message a step whichever the chunk
+      const int64_t probe_bytes = std::min(bytes, kChunkProbeMaxBytes) / 4 * 4;
+      // Sizes beyond the probe's cap share the cap's timing.
+      if (!timings.empty() && timings.back().probe_bytes == probe_bytes) {
+        timings.push_back(timings.back());
+      } else {
+        timings.push_back(time_both_chunks(rule.bytes, probe_bytes, comm, wait));
+      }
+      timings.back().bytes = bytes;
+    }
+    if (!timings.empty()) {
+      rule.source += "; each size of more than two such chunks timed at start against 1 MiB chunks on this run's link "
+                     "and cores, 1 MiB kept where faster";
+    }
   }
-  int64_t smallest = chunk.bytes;
-  MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Iallreduce(&chunk.bytes, &smallest, 1, MPI_INT64_T, MPI_MIN, comm, &request), "MPI_Iallreduce");
-  wait_all({&request, 1}, wait);
-  if (smallest != chunk.bytes) {
-    chunk = {smallest, fmt::format("{} B, the smallest any rank picked (this rank's: {} B, {})", smallest,
-                                   chunk.bytes, chunk.source)};
-  }
-  return chunk;
+  return {std::move(rule), std::move(timings)};
 }
 
 }  // namespace dtbench

@@ -80,7 +80,7 @@ struct BenchContext {
   std::vector<float> scratch;  // the ring's receive buffer, reused likewise
   std::unique_ptr<NcclBenchBuffer> nccl;
   std::unique_ptr<SharedRing> shared;  // the ring's shared-memory path, when it takes it
-  RingChunk chunk;                     // the ring's chunk, resolved once the path is known
+  RingChunks chunks;                   // the ring's chunk of each size, resolved once the path is known
   WaitPolicy wait;
   Watchdog watchdog;           // keeps the deadline of the blocking MPI_Allreduce
 };
@@ -98,7 +98,7 @@ AllreduceOptions allreduce_options(BenchContext& c, AllreduceAlgorithm algorithm
           .comm = c.comm,
           .algorithm = algorithm,
           .average = false,
-          .chunk_bytes = c.chunk.bytes,
+          .chunk_bytes = c.chunks.bytes_for(count * static_cast<int64_t>(sizeof(float))),
           .tag = 0,
           .wait = c.wait,
           .scratch = &c.scratch,
@@ -173,13 +173,19 @@ void print_header(const BenchContext& c, int hosts) {
   const auto& o = c.options;
   fmt::print("# dtbench bench allreduce: {} ranks on {} host(s); {}; {}\n", c.world, hosts, mpi_library_version(),
              mpi_thread_level());
-  const std::string ring = c.chunk.bytes == 0 ? std::string("no ring")
+  const RingChunk& rule = c.chunks.rule();
+  const std::string ring = rule.bytes == 0 ? std::string("no ring")
                            : fmt::format("ring over {} (--ring-path {}), chunk {} B: {}",
-                                         c.shared ? "shared memory" : "messages", o.ring_path, c.chunk.bytes,
-                                         c.chunk.source);
+                                         c.shared ? "shared memory" : "messages", o.ring_path, rule.bytes, rule.source);
   fmt::print("# float32 sum (average=false); {}; warm-up {}; iterations {}\n", ring, o.warmup,
              o.iterations > 0 ? fmt::format("{}", o.iterations)
                               : fmt::format("automatic (about {} ms per size and algorithm)", o.target_ms));
+  for (const RingChunkTiming& t : c.chunks.timings()) {
+    fmt::print("# ring chunk for {}: {} B ({} B chunks {:.2f} ms, 1 MiB chunks {:.2f} ms on {}, the slower rank's "
+               "median)\n",
+               size_text(t.bytes), c.chunks.bytes_for(t.bytes), t.eager_bytes, t.eager_ms, t.large_ms,
+               size_text(t.probe_bytes));
+  }
   if (c.device) {
     fmt::print("# device {}: {}{}\n", c.device->name(),
                c.staging ? "ring and mpi move the buffer to the host and back around each allreduce"
@@ -236,6 +242,9 @@ nlohmann::json row_json(const BenchContext& c, int64_t bytes, const std::vector<
         {"p50_us", 1e6 * r.timing.p50_seconds},   {"p99_us", 1e6 * r.timing.p99_seconds},
         {"min_us", 1e6 * r.timing.min_seconds},   {"algbw_gbps", r.algbw_gbps},
         {"busbw_gbps", r.busbw_gbps},             {"wrong_elements", r.wrong_count}};
+    if (c.algorithms[k] == kRingTransport && c.chunks.rule().bytes > 0) {
+      row[c.algorithms[k]]["chunk_bytes"] = c.chunks.bytes_for(bytes);
+    }
   }
   return row;
 }
@@ -248,8 +257,8 @@ void write_json(const BenchContext& c, int hosts, const nlohmann::json& rows) {
       {"mpi_library", mpi_library_version()},
       {"thread_level", mpi_thread_level()},
       {"algorithms", names},            {"datatype", "float32"},
-      {"average", false},               {"chunk_bytes", c.chunk.bytes},
-      {"chunk_source", c.chunk.source},
+      {"average", false},               {"chunk_bytes", c.chunks.rule().bytes},
+      {"chunk_source", c.chunks.rule().source},  {"chunk_timing", c.chunks.timings_json()},
       {"ring_path", c.shared ? "shm" : "messages"},
       {"device", c.device ? c.device->name() : "cpu"},
       {"staged_through_host", c.staging != nullptr},
@@ -335,7 +344,7 @@ int64_t bench_in_session(const MpiSession& session, const AllreduceBenchOptions&
       const int64_t requested = options.chunk_kb * 1024;
       c.shared = SharedRing::open(parse_ring_path(options.ring_path), c.comm,
                                   requested > 0 ? requested : kSharedMemoryChunkBytes, c.wait);
-      c.chunk = resolve_ring_chunk(requested, c.shared != nullptr, c.comm, c.wait);
+      c.chunks = resolve_ring_chunks(requested, c.shared != nullptr, c.comm, c.wait, sizes);
     }
     const int64_t wrong = run_sizes(c, sizes, count_hosts(session, c.comm));
     if (c.shared) c.shared->release(c.wait);
@@ -385,7 +394,8 @@ void add_allreduce_bench(CLI::App& bench) {
   command->add_option("--target-ms", options->target_ms, "Automatic iteration count: time per size and algorithm")
       ->check(CLI::PositiveNumber);
   command->add_option("--chunk-kb", options->chunk_kb,
-                      "Ring: pipelining chunk in KiB (0: the largest eager message over TCP, 1 MiB in shared memory)")
+                      "Ring: pipelining chunk in KiB (0: between two ranks over TCP the largest eager message, or "
+                      "1 MiB for each size where it was timed faster; 1 MiB in shared memory and between more)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command->add_option("--ring-path", options->ring_path,
