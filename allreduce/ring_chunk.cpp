@@ -67,23 +67,45 @@ double median_of(std::array<double, kTimedRounds> values) {
   return values[kTimedRounds / 2];
 }
 
-// The eager chunk and 1 MiB timed on `probe_bytes` of this run's link and cores (ring_chunk.h).
+// Seconds since `start`, the slower rank's, so that every rank decides alike from it.
+double slowest_seconds(std::chrono::steady_clock::time_point start, MPI_Comm comm, const WaitPolicy& wait) {
+  const double own = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double slowest = own;
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(&own, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm, &request), "MPI_Iallreduce");
+  wait_all({&request, 1}, wait);
+  return slowest;
+}
+
+// The eager chunk and 1 MiB timed on `probe_bytes` of this run's link and cores, or fewer where a
+// round of that many would take more than kChunkProbeRoundSeconds (ring_chunk.h).
 RingChunkTiming time_both_chunks(int64_t eager_bytes, int64_t probe_bytes, MPI_Comm comm, const WaitPolicy& wait) {
   std::vector<float> probe(static_cast<size_t>(probe_bytes / static_cast<int64_t>(sizeof(float))), 1.0f);
   std::vector<float> scratch;
   AllreduceOptions o{.buffer = probe.data(), .count = static_cast<int64_t>(probe.size()), .comm = comm,
-                     .algorithm = AllreduceAlgorithm::Ring, .average = false, .wait = wait, .scratch = &scratch};
+                     .algorithm = AllreduceAlgorithm::Ring, .average = false, .chunk_bytes = eager_bytes,
+                     .wait = wait, .scratch = &scratch};
+  const auto start = std::chrono::steady_clock::now();
+  ring_allreduce(o);  // the eager chunk's untimed round, timed only to size the rest
+  const double first = slowest_seconds(start, comm, wait);
+  if (first > kChunkProbeRoundSeconds) {
+    const int64_t smallest = 2 * 3 * eager_bytes / static_cast<int64_t>(sizeof(float));  // three chunks a step
+    const double share = kChunkProbeRoundSeconds / first;
+    o.count = std::max(smallest, static_cast<int64_t>(static_cast<double>(o.count) * share));
+    o.count = std::min(o.count, static_cast<int64_t>(probe.size()));
+  }
   const std::array<int64_t, 2> chunks = {eager_bytes, kLargeMessageChunkBytes};
   std::array<std::array<double, kTimedRounds>, 2> seconds{};
   for (int round = -1; round < kTimedRounds; ++round) {
     for (size_t c = 0; c < chunks.size(); ++c) {
+      if (round < 0 && c == 0) continue;  // the eager chunk's untimed round is done
       o.chunk_bytes = chunks[c];
-      std::fill(probe.begin(), probe.end(), 1.0f);  // sums of ones: nothing grows round to round
-      const auto start = std::chrono::steady_clock::now();
+      std::fill_n(probe.begin(), o.count, 1.0f);  // sums of ones: nothing grows round to round
+      const auto round_start = std::chrono::steady_clock::now();
       ring_allreduce(o);
       if (round >= 0) {
         seconds[c][static_cast<size_t>(round)] =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - round_start).count();
       }
     }
   }
@@ -92,7 +114,8 @@ RingChunkTiming time_both_chunks(int64_t eager_bytes, int64_t probe_bytes, MPI_C
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Iallreduce(own.data(), slowest.data(), 2, MPI_DOUBLE, MPI_MAX, comm, &request), "MPI_Iallreduce");
   wait_all({&request, 1}, wait);
-  return {.bytes = probe_bytes, .probe_bytes = probe_bytes, .eager_bytes = eager_bytes, .eager_ms = slowest[0] * 1e3,
+  const int64_t probed = o.count * static_cast<int64_t>(sizeof(float));
+  return {.bytes = probed, .probe_bytes = probed, .eager_bytes = eager_bytes, .eager_ms = slowest[0] * 1e3,
           .large_ms = slowest[1] * 1e3};
 }
 
@@ -175,14 +198,16 @@ RingChunks resolve_ring_chunks(int64_t requested, bool shared_memory, MPI_Comm c
     std::vector<int64_t> sizes = buffer_bytes;
     std::sort(sizes.begin(), sizes.end());
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    int64_t probe_limit = kChunkProbeMaxBytes;
     for (int64_t bytes : sizes) {
       if (bytes / 2 <= rule.bytes) continue;  // one message a step whichever the chunk
-      const int64_t probe_bytes = std::min(bytes, kChunkProbeMaxBytes) / 4 * 4;
-      // Sizes beyond the probe's cap share the cap's timing.
+      const int64_t probe_bytes = std::min(bytes, probe_limit) / 4 * 4;
+      // Sizes beyond the probe's cap, or beyond what a round of the time allowed held, share its timing.
       if (!timings.empty() && timings.back().probe_bytes == probe_bytes) {
         timings.push_back(timings.back());
       } else {
         timings.push_back(time_both_chunks(rule.bytes, probe_bytes, comm, wait));
+        if (timings.back().probe_bytes < probe_bytes) probe_limit = timings.back().probe_bytes;
       }
       timings.back().bytes = bytes;
     }

@@ -41,7 +41,7 @@ inline constexpr int64_t kLargeMessageChunkBytes = int64_t{1} << 20;
 // Both chunks' times on the run's link for one buffer size (between two ranks over TCP).
 struct RingChunkTiming {
   int64_t bytes = 0;        // the buffer size the choice is for
-  int64_t probe_bytes = 0;  // what was reduced to time it: the size, at most kChunkProbeMaxBytes
+  int64_t probe_bytes = 0;  // what was reduced to time it: the size, at most kChunkProbeMaxBytes, less on a slow link
   int64_t eager_bytes = 0;
   double eager_ms = 0;  // the median of the rounds, the slower rank's
   double large_ms = 0;  // the same with kLargeMessageChunkBytes
@@ -74,6 +74,11 @@ class RingChunks {
 // replace the eager one (which is what fills a link, the common case the rule was made for).
 inline constexpr int64_t kChunkProbeMaxBytes = int64_t{64} << 20;
 inline constexpr double kLargeChunkMargin = 0.05;
+// A round of the probe about this long at most: where the eager chunk's first round takes longer,
+// the probe shrinks in proportion (no smaller than three eager chunks a step). So slow links, where
+// the link binds and the eager chunk stays anyway, cost seconds at start, not a minute (64 MiB at
+// 100 Mbit: 5.6 s a round).
+inline constexpr double kChunkProbeRoundSeconds = 0.25;
 
 // Open MPI's btl_tcp_eager_limit in bytes, read through the MPI tool interface (so an --mca
 // setting counts); 0 when the library names no such limit (no TCP BTL, another MPI). After MPI_Init.

@@ -130,5 +130,32 @@ TEST_F(ClusterLink, TheRingBetweenTwoHostsMovesTheLinksRateWithOpenMpisDefaults)
   EXPECT_GE(best, 0.85) << output;
 }
 
+// On a slow link the ring's chunk is timed on less than the size: a round of 16 MiB at 100 Mbit
+// takes 1.4 s, and three of each chunk would add ten seconds to every start; where a round takes
+// longer than a quarter second the link binds, and a smaller probe keeps the eager chunk as well.
+TEST_F(ClusterLink, OnASlowLinkTheRingsChunkIsTimedOnLessThanTheSizeAndStaysEager) {
+  const std::string name = unique_name();
+  const std::filesystem::path dir = up(name, 2, "100mbit");
+  const std::filesystem::path json = root_ / "slow.json";
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome bench = testing::shell(fmt::format(
+      "timeout --kill-after=10 120 {} --mca mca_param_files {}/mca-params.conf --hostfile {}/hostfile -np 2 {} "
+      "bench allreduce --sizes 16MiB --transport ring --iters 1 --warmup 0 --json {}",
+      MPIEXEC, dir.string(), dir.string(), DTBENCH_BINARY, json.string()));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(bench.exit_code, 0) << bench.output;
+  const auto report = testing::read_json(json);
+  ASSERT_TRUE(report["chunk_timing"].is_array()) << report.dump();
+  const auto& timing = report["chunk_timing"][0];
+  std::printf("16 MiB at 100 Mbit: timed on %lld B, eager %.1f ms, 1 MiB %.1f ms; the bench %.1f s\n",
+              static_cast<long long>(timing["probe_bytes"].get<int64_t>()), timing["eager_ms"].get<double>(),
+              timing["large_ms"].get<double>(), seconds);
+  EXPECT_LT(timing["probe_bytes"].get<int64_t>(), 8 << 20);
+  EXPECT_GE(timing["probe_bytes"].get<int64_t>(), 6 * timing["eager_bytes"].get<int64_t>());
+  EXPECT_EQ(report["rows"][0]["ring"]["chunk_bytes"], timing["eager_bytes"]);
+  // Two rounds of 16 MiB (the untimed first and the bench's one) and the rest on the smaller probe.
+  EXPECT_LT(seconds, 12.0) << bench.output;
+}
+
 }  // namespace
 }  // namespace dtbench
