@@ -70,13 +70,11 @@ void AllreduceTransport::begin(Model& model) {
   BucketPlan plan = BucketPlan::contiguous(arena, options_.bucket_bytes);
   buckets_ = plan.ranges();
   spans_.assign(buckets_.size(), CommSpan{});
+  std::vector<int64_t> bucket_bytes;
+  for (const ArenaRange& bucket : buckets_) bucket_bytes.push_back(bucket.count * static_cast<int64_t>(sizeof(float)));
   if (options_.algorithm == AllreduceAlgorithm::Ring) {
     const int64_t slot = options_.chunk_bytes > 0 ? options_.chunk_bytes : kSharedMemoryChunkBytes;
     shared_ = SharedRing::open(options_.ring_path, comm_, slot, wait_policy({}));
-    std::vector<int64_t> bucket_bytes;
-    for (const ArenaRange& bucket : buckets_) {
-      bucket_bytes.push_back(bucket.count * static_cast<int64_t>(sizeof(float)));
-    }
     chunks_ = resolve_ring_chunks(options_.chunk_bytes, shared_ != nullptr, comm_,
                                   wait_policy([] { return std::string("choosing the ring's chunk"); }), bucket_bytes);
   }
@@ -115,10 +113,6 @@ void AllreduceTransport::begin(Model& model) {
                                       "MPI_Allreduce's own algorithm sends is not seen; mpi_algorithm says "
                                       "which it is)"}};
   if (options_.algorithm == AllreduceAlgorithm::Mpi) {
-    std::vector<int64_t> bucket_bytes;
-    for (const ArenaRange& bucket : buckets_) {
-      bucket_bytes.push_back(bucket.count * static_cast<int64_t>(sizeof(float)));
-    }
     summary_["mpi_algorithm"] = mpi_allreduce_algorithms(world_, bucket_bytes);
   }
 }
