@@ -75,6 +75,7 @@ void AllreduceTransport::begin(Model& model) {
   if (options_.algorithm == AllreduceAlgorithm::Ring) {
     const int64_t slot = options_.chunk_bytes > 0 ? options_.chunk_bytes : kSharedMemoryChunkBytes;
     shared_ = SharedRing::open(options_.ring_path, comm_, slot, wait_policy({}));
+    freeze_if_asked("ring-chunk");
     chunks_ = resolve_ring_chunks(options_.chunk_bytes, shared_ != nullptr, comm_,
                                   wait_policy([] { return std::string("choosing the ring's chunk"); }), bucket_bytes);
   }

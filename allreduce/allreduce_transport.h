@@ -43,7 +43,7 @@ struct AllreduceTransportOptions {
   // The watchdog of the blocking MPI_Allreduce ends the job through this (job_failure.h).
   std::function<void(const std::string& reason, int failed_peer)> end_job;
   // Testing the start-up and shut-down deadlines: rank `freeze_rank` stops itself (SIGSTOP) just
-  // before the exchange named `freeze_at` ("clock-offset" or "weights-checksum").
+  // before the exchange named `freeze_at` ("clock-offset", "ring-chunk" or "weights-checksum").
   int freeze_rank = -1;
   std::string freeze_at;
 };

@@ -455,7 +455,8 @@ void add_train_command(CLI::App& app) {
   command->add_option("--test-freeze-rank", options->freeze_rank, "Testing: this rank stops itself (SIGSTOP)")
       ->group("");
   command->add_option("--test-freeze-at", options->freeze_at,
-                      "Testing: where --test-freeze-rank stops: control-channel, clock-offset or weights-checksum")
+                      "Testing: where --test-freeze-rank stops: control-channel, clock-offset, ring-chunk or "
+                      "weights-checksum")
       ->group("");
   command->add_option("--iface", *iface, "Network interface for the workers' traffic (same as --set comm.iface=NAME)");
   command->callback([options, iface] {

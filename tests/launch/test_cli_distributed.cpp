@@ -298,6 +298,18 @@ TEST_F(Distributed, ARankStalledAtStartUpEndsTheRunNamingItAndTheExchange) {
                           {"before the first step", "silent: rank 1 did not answer"}, outcome.output);
 }
 
+// Frozen as the ring chooses its chunk (the ranks agree on it, and between two hosts over TCP time
+// it, before the first step): the others wait there with the run's deadline and name it.
+TEST_F(Distributed, ARankStalledWhileTheRingChoosesItsChunkEndsTheRunNamingIt) {
+  const FaultOutcome outcome = freeze_a_rank(root_, common("runs"), "ring-chunk");
+  EXPECT_NE(outcome.exit_code, -1) << "the run hung";
+  EXPECT_NE(outcome.exit_code, 0);
+  EXPECT_LT(outcome.seconds, 3 + 20) << outcome.output;
+  expect_survivors_failed(only_child(root_ / "runs"), 1,
+                          {"before the first step", "choosing the ring's chunk", "silent: rank 1 did not answer"},
+                          outcome.output);
+}
+
 // Frozen right after MPI_Init, before any run directory exists: the others' errors name it and the
 // exchange (they had unwound into MPI_Finalize, waiting there for it until a timer ended them).
 TEST_F(Distributed, ARankStalledBeforeTheRunDirectoryEndsTheRunNamingIt) {
