@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/util/error.h"
+#include "launch/blueprint/number_option.h"
 #include "launch/cluster/cluster.h"
 #include "launch/cluster/cluster_files.h"
 #include "launch/cluster/host_cgroups.h"
@@ -40,7 +41,7 @@ void add_up(CLI::App& parent) {
       ->capture_default_str();
   command->add_option("--cores-per-host", options->cores_per_host,
                       "Each host's CPU quota in cores, fractions allowed (default: this machine's cores / hosts)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command->add_option("--cpuset", options->cpuset,
                       "The cores every host runs on, a cpu list such as 0 or 0-1, instead of a share of its own");
   command->add_flag("--spread", options->spread,
@@ -111,7 +112,7 @@ void add_exec(CLI::App& parent) {
   command->add_option("host", options->host, "Host: its number, name (NAME-h0) or address")->required();
   command->add_option("command", options->command, "The command and its arguments, after --")->required();
   command->add_option("--timeout-s", options->timeout_s, "The command is killed after this long")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   command->callback([options] { exec_on_host(options->name, options->host, options->command, options->timeout_s); });
 }

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "core/data/synthetic.h"
+#include "launch/blueprint/number_option.h"
 #include "launch/commands.h"
 #include "core/util/files.h"
 
@@ -20,8 +21,8 @@ void add_data_command(CLI::App& app) {
   synth->add_option("--format", options->format, "idx | cifar10 | cifar100")
       ->check(CLI::IsMember({"idx", "cifar10", "cifar100"}));
   synth->add_option("--out", options->path, "Directory to write into")->required();
-  synth->add_option("--train", options->train_samples, "Training samples")->check(CLI::PositiveNumber);
-  synth->add_option("--test", options->test_samples, "Test samples")->check(CLI::PositiveNumber);
+  synth->add_option("--train", options->train_samples, "Training samples")->check(positive_number());
+  synth->add_option("--test", options->test_samples, "Test samples")->check(positive_number());
   synth->add_option("--seed", options->seed, "Seed: the same seed writes the same bytes");
   synth->add_flag("--gzip", options->gzip, "idx: write .gz files");
   synth->callback([options] {

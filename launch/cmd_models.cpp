@@ -4,6 +4,7 @@
 #include "core/models/models.h"
 #include "core/util/error.h"
 #include "launch/commands.h"
+#include "launch/blueprint/number_option.h"
 #include "launch/blueprint/shape_option.h"
 
 namespace dtbench {
@@ -15,7 +16,7 @@ void add_models_command(CLI::App& app) {
     std::string input;
   };
   auto options = std::make_shared<Options>();
-  command->add_option("--classes", options->classes, "Number of classes")->check(CLI::PositiveNumber);
+  command->add_option("--classes", options->classes, "Number of classes")->check(positive_number());
   command->add_option("--input", options->input, "Input shape CxHxW (default: each model's own)");
   command->callback([options] {
     fmt::print("{:<10} {:<10} {:>14} {:>16}  {}\n", "model", "input", "parameters", "MACs/image", "architecture");

@@ -12,6 +12,7 @@
 
 #include "comm/transport_catalogue.h"
 #include "core/util/error.h"
+#include "launch/blueprint/number_option.h"
 #include "launch/commands.h"
 #include "launch/predict/predict.h"
 
@@ -153,12 +154,12 @@ void add_predict_command(CLI::App& app) {
                       "every term on, predicting --workers from them alone")
       ->delimiter(',');
   command->add_option("--shards", o->shards, "Parameter-server shards (0: one per worker)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   command->add_flag("--servers-apart", o->servers_apart,
                     "Servers on hosts of their own (default: each shard beside a worker)");
   command->add_option("--shared-cores", o->shared_cores,
                       "All hosts share this many cores, as on the emulated cluster (default 0: each host its own)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   command->add_option("--reduce-ns-per-byte", o->reduce_ns_per_byte,
                       "Cost of summing a received byte (default: timed on this machine)");
   command->add_option("--alpha-us", o->alpha_us,
@@ -166,7 +167,7 @@ void add_predict_command(CLI::App& app) {
   command->add_option("--compute-speedup", o->compute_speedup,
                       "What if the workers computed this many times faster than the measured run, or the runs "
                       "--fit names (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command->add_flag("--no-calibrate", o->no_calibrate,
                     "Predict the run's own transport at its link from the benches alone (default: carried to "
                     "the rate its communication had inside the run)");

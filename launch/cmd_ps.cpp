@@ -19,6 +19,7 @@
 #include "core/util/blas.h"
 #include "core/util/error.h"
 #include "launch/blueprint/blueprint.h"
+#include "launch/blueprint/number_option.h"
 #include "launch/commands.h"
 #include "paramserver/parameter_server.h"
 #include "paramserver/security.h"
@@ -194,11 +195,11 @@ void add_ps_command(CLI::App& app) {
   command->add_option("--trace-updates", o->trace_updates,
                       "Timeline of the first N updates: trace-server-<shard>.json in --output (0: none)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   command->add_option("--idle-timeout-s", o->idle_timeout_s,
                       "End, failed, when no worker has been heard from for this long (died or never came)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command->add_option("--auth-token", o->auth_token, "Require this token on every call (visible in ps: prefer a file)");
   command->add_option("--auth-token-file", o->auth_token_file,
                       "Require the token in this file (mode 0600) on every call (default: ps.auth_token_file, or a "

@@ -24,6 +24,7 @@
 #include "core/util/error.h"
 #include "engines/engine_table.h"
 #include "launch/blueprint/blueprint.h"
+#include "launch/blueprint/number_option.h"
 #include "launch/blueprint/run_name.h"
 #include "launch/cluster/slurm_job.h"
 #include "launch/cluster/whereabouts.h"
@@ -448,7 +449,7 @@ void add_train_command(CLI::App& app) {
   command->add_option("--local-workers", options->local_workers,
                       "Workers on this host, for the default BLAS threads (cores / workers) without mpirun "
                       "(default: --world when the parameter servers are on loopback, else 1)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   command->add_option("--run-dir", options->run_dir,
                       "Write the run into exactly this directory (default: a new one under the blueprint's output)");
   auto iface = std::make_shared<std::string>();

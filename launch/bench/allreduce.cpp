@@ -35,6 +35,7 @@
 #include "core/tensor/tensor.h"
 #include "core/util/cpu_quota.h"
 #include "core/util/error.h"
+#include "launch/blueprint/number_option.h"
 
 namespace dtbench {
 
@@ -389,21 +390,21 @@ void add_allreduce_bench(CLI::App& bench) {
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   command->add_option("--iters", options->iterations, "Timed iterations per size (0: about --target-ms each)")
-      ->check(CLI::NonNegativeNumber);
-  command->add_option("--warmup", options->warmup, "Untimed iterations first")->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
+  command->add_option("--warmup", options->warmup, "Untimed iterations first")->check(non_negative_number());
   command->add_option("--target-ms", options->target_ms, "Automatic iteration count: time per size and algorithm")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command->add_option("--chunk-kb", options->chunk_kb,
                       "Ring: pipelining chunk in KiB (0: between two ranks over TCP the largest eager message, or "
                       "1 MiB for each size where it was timed faster; 1 MiB in shared memory and between more)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   command->add_option("--ring-path", options->ring_path,
                       "Ring: auto (shared memory when every rank is on one host), shm or messages")
       ->check(CLI::IsMember({"auto", "shm", "messages"}))
       ->capture_default_str();
   command->add_option("--timeout-s", options->timeout_s, "A peer silent this long ends the run with an error")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command->add_option("--json", options->json, "Also write every number to this JSON file (rank 0)");
   command->callback([options] { run_allreduce_bench(*options); });
 }

@@ -46,6 +46,7 @@
 #include "launch/bench/ps_rounds.h"
 #include "launch/bench/tcp_loopback.h"
 #include "launch/bench/timed_rounds.h"
+#include "launch/blueprint/number_option.h"
 #include "paramserver/parameter_server.h"
 #include "paramserver/for_each_shard.h"
 #include "paramserver/ps_client.h"
@@ -367,28 +368,28 @@ void add_ps_bench(CLI::App& bench) {
                                     "Payload sizes MIN:MAX in bytes, doubling, or one size; several joined by commas")
                     ->capture_default_str();
   command->add_option("--workers", o->workers, "Worker threads (the sync servers wait for all of them each round)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   command->add_option("--first-worker", o->first_worker,
                       "The first of this process's worker ids (with --world: the others run elsewhere)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   command->add_option("--world", o->world,
                       "Workers in all processes, which the servers wait for (default: --first-worker + --workers)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command->add_option("--servers", o->servers, "Running servers (sync or async) host:port,... in shard order (default: start "
                                                "--shards in-process servers per size; the payload is their model)")
       ->delimiter(',');
   auto* shards = command->add_option("--shards", o->shards, "In-process servers per size")
-                     ->check(CLI::PositiveNumber)
+                     ->check(positive_number())
                      ->capture_default_str();
   command->add_option("--iters", o->iterations, "Timed rounds per size (0: about --target-ms each, 3 to 1000)")
-      ->check(CLI::NonNegativeNumber);
-  command->add_option("--warmup", o->warmup, "Untimed rounds first")->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
+  command->add_option("--warmup", o->warmup, "Untimed rounds first")->check(non_negative_number());
   command->add_option("--target-ms", o->target_ms, "Automatic iteration count: time per size")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command->add_option("--run-id", o->run_id, "Run id the workers register with")->capture_default_str();
   command->add_option("--timeout-s", o->timeout_s, "Sync step timeout (servers) and call deadline (workers)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   command->add_option("--json", o->json, "Also write every number to this JSON file");
   command->add_option("--auth-token-file", o->auth_token_file, "The --servers' auth token (their ps.token)");
   command->callback([o, sizes, shards] { run_ps_bench(*o, sizes->count() > 0, shards->count() > 0); });

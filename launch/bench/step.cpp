@@ -18,6 +18,7 @@
 #include "core/util/rng.h"
 #include "launch/monitor/provenance.h"
 #include "launch/bench/step_dump.h"
+#include "launch/blueprint/number_option.h"
 #include "launch/blueprint/shape_option.h"
 
 namespace dtbench {
@@ -109,11 +110,11 @@ void add_step_bench(CLI::App& bench) {
   auto* command = bench.add_subcommand("step", "Forward, backward and update time of one training step");
   auto options = std::make_shared<StepBenchOptions>();
   command->add_option("--model", options->model, "Model name, or 'all'");
-  command->add_option("--batch", options->batch, "Batch size")->check(CLI::PositiveNumber);
-  command->add_option("--steps", options->steps, "Timed steps (the median is reported)")->check(CLI::PositiveNumber);
-  command->add_option("--warmup", options->warmup, "Untimed steps first")->check(CLI::NonNegativeNumber);
-  command->add_option("--threads", options->threads, "BLAS threads (0: one per core)")->check(CLI::NonNegativeNumber);
-  command->add_option("--classes", options->classes, "Number of classes")->check(CLI::PositiveNumber);
+  command->add_option("--batch", options->batch, "Batch size")->check(positive_number());
+  command->add_option("--steps", options->steps, "Timed steps (the median is reported)")->check(positive_number());
+  command->add_option("--warmup", options->warmup, "Untimed steps first")->check(non_negative_number());
+  command->add_option("--threads", options->threads, "BLAS threads (0: one per core)")->check(non_negative_number());
+  command->add_option("--classes", options->classes, "Number of classes")->check(positive_number());
   command->add_option("--input", options->input, "Input shape CxHxW (default: the model's own)");
   command->add_option("--device", options->device, "Where the step runs: cpu, or cuda (the first GPU)");
   command->add_option("--precision", options->precision,

@@ -22,6 +22,21 @@ TEST(CliMain, AnUnknownCommandIsNamedWithTheCommandsThereAre) {
   EXPECT_NE(r.output.find("sweep"), std::string::npos) << r.output;
 }
 
+// A number out of its range is named with what was expected, not CLI11's range out to the largest
+// double ("Value 0 not in range 0.000000 to 1797...", which named 0 where it meant above 0); one
+// that is in range passes the check.
+TEST(CliMain, ANumberOutOfRangeIsNamedWithWhatWasExpected) {
+  const Outcome zero = dtbench("bench step --model lenet5 --batch 0");
+  EXPECT_NE(zero.exit_code, 0) << zero.output;
+  EXPECT_NE(zero.output.find("--batch: expected a number above 0, got 0"), std::string::npos) << zero.output;
+  EXPECT_EQ(zero.output.find("0.000000"), std::string::npos) << zero.output;
+  const Outcome negative = dtbench("bench allreduce --sizes 4B --iters -3");
+  EXPECT_NE(negative.exit_code, 0) << negative.output;
+  EXPECT_NE(negative.output.find("--iters: expected 0 or more, got -3"), std::string::npos) << negative.output;
+  const Outcome fine = dtbench("bench allreduce --sizes 4B --iters 0 --warmup 0");
+  EXPECT_EQ(fine.exit_code, 0) << fine.output;
+}
+
 TEST(CliMain, VersionNamesTheReleaseAndTheCommit) {
   const Outcome r = dtbench("--version");
   EXPECT_EQ(r.exit_code, 0) << r.output;

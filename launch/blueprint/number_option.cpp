@@ -1,0 +1,42 @@
+#include "launch/blueprint/number_option.h"
+
+#include <cmath>
+#include <string>
+
+namespace dtbench {
+
+namespace {
+
+// The option's text as a number, or NaN where it is none (the option's own type conversion then
+// names it; this check only judges numbers).
+double number_in(const std::string& text) {
+  try {
+    size_t used = 0;
+    const double value = std::stod(text, &used);
+    return used == text.size() ? value : std::nan("");
+  } catch (const std::exception&) {
+    return std::nan("");
+  }
+}
+
+}  // namespace
+
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const double value = number_in(text);
+        return std::isnan(value) || value > 0 ? "" : "expected a number above 0, got " + text;
+      },
+      "POSITIVE");
+}
+
+CLI::Validator non_negative_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const double value = number_in(text);
+        return std::isnan(value) || value >= 0 ? "" : "expected 0 or more, got " + text;
+      },
+      "NONNEGATIVE");
+}
+
+}  // namespace dtbench
