@@ -19,24 +19,25 @@ double number_in(const std::string& text) {
   }
 }
 
+// A check that passes numbers for which `holds` is true (and leaves what is no number to the
+// option's conversion), else says `expected`.
+CLI::Validator number_check(bool (*holds)(double), const std::string& expected, const std::string& description) {
+  return CLI::Validator(
+      [holds, expected](std::string& text) -> std::string {
+        const double value = number_in(text);
+        return std::isnan(value) || holds(value) ? "" : expected + ", got " + text;
+      },
+      description);
+}
+
 }  // namespace
 
 CLI::Validator positive_number() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const double value = number_in(text);
-        return std::isnan(value) || value > 0 ? "" : "expected a number above 0, got " + text;
-      },
-      "POSITIVE");
+  return number_check([](double value) { return value > 0; }, "expected a number above 0", "POSITIVE");
 }
 
 CLI::Validator non_negative_number() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const double value = number_in(text);
-        return std::isnan(value) || value >= 0 ? "" : "expected 0 or more, got " + text;
-      },
-      "NONNEGATIVE");
+  return number_check([](double value) { return value >= 0; }, "expected 0 or more", "NONNEGATIVE");
 }
 
 }  // namespace dtbench
