@@ -230,6 +230,38 @@ TEST(RunFit, MpiRunsAreCountedInTheAlgorithmOpenMpiTakesAtEachRankCount) {
   EXPECT_EQ(mpi_algorithms_text({kBytes, 4096}, 4), "rabenseifner (1.0 MiB), recursive doubling (4.0 KiB)");
 }
 
+// From one host count and its benches, mpi's buckets are counted as the benches of the runs' link
+// count Open MPI's exchanges: its eager ones both ways at once where the ring's bench fills the
+// link (0.4 Gbit/s on a 400 Mbit link), in turn where it does not (the same bench on 4 Gbit), and
+// the fit says which. Benches that timed no MPI_Allreduce leave the count in turn.
+TEST(RunFit, MpiFromOneHostCountCountsEagerExchangesAsTheBenchesOfItsLinkDo) {
+  const auto line = [](double bytes, int n) { return 2 * (n - 1) * (kAlpha + bytes / n / kBeta); };
+  nlohmann::json rows = nlohmann::json::array();
+  for (double bytes = 65536; bytes <= 4 << 20; bytes *= 2) {
+    rows.push_back({{"bytes", bytes}, {"ring", {{"time_us", 1e6 * line(bytes, 2)}}},
+                    {"mpi", {{"time_us", 2e6 * line(bytes, 2)}}}});
+  }
+  for (const auto& [link, link_bound] : {std::pair{"400mbit", true}, std::pair{"4gbit", false}}) {
+    const FittedConstants benches = testing::benches_from(testing::allreduce_bench(rows), link);
+    FitRun run = rabenseifner_run(2, 2, 2.0 * kBytes);
+    run.measured.link = link;
+    const RunFit fit = fit_on_runs({run}, &benches);
+    EXPECT_EQ(fit.allreduce.schedule,
+              link_bound ? AllreduceSchedule::OpenMpiTunedLinkBound : AllreduceSchedule::OpenMpiTuned) << link;
+    const bool says = std::any_of(fit.notes.begin(), fit.notes.end(), [](const std::string& note) {
+      return note.find("eager limit counted both ways at once") != std::string::npos;
+    });
+    EXPECT_EQ(says, link_bound) << link << ": " << fmt::format("{}", fmt::join(fit.notes, "; "));
+  }
+  // Runs at two host counts beside benches that timed no MPI_Allreduce: counted in turn, no error.
+  nlohmann::json ring_rows = rows;
+  for (auto& row : ring_rows) row.erase("mpi");
+  const FittedConstants ring_only = testing::benches_from(testing::allreduce_bench(ring_rows), "400mbit");
+  FitRun two = rabenseifner_run(2, 2, 2.0 * kBytes), three = rabenseifner_run(3, 5, 4.5 * kBytes);
+  two.measured.link = three.measured.link = "400mbit";
+  EXPECT_EQ(fit_on_runs({two, three}, &ring_only).allreduce.schedule, AllreduceSchedule::OpenMpiTuned);
+}
+
 TEST(RunFit, BucketsGrowingFasterThanALineInBytesFitALatencyAlone) {
   // One bucket size, 1 ms at 2 workers and 8 ms at 3: 1/beta would come out negative. Through the
   // origin on 2(N-1) ring steps: alpha = (2 x 1 + 4 x 8) / (4 + 16) ms = 1.7 ms.
@@ -278,118 +310,6 @@ TEST(RunFit, ServersWhosePushesRanUnderBackwardKeepTheirRestBelowZero) {
   EXPECT_NEAR(fit.servers.a, -0.006, 1e-9);
   for (const OwnRunCheck& own : fit.own_runs) EXPECT_NEAR(own.error(), 0.0, 1e-9) << own.workers << " workers";
   EXPECT_NEAR(predict_from_runs(fit, 4).step.step_s, bucketed_run(4).step_s, 1e-9);
-}
-
-// Runs at one host count take the shape in N from the benches, scaled to the runs: a bench twice
-// as slow as the buckets inside training gives the runs' own time back at their N, the scale
-// applied once, and 6/2 ring steps of it at 4.
-TEST(RunFit, OneHostCountWithItsBenchesScalesTheBenchesToTheRuns) {
-  const auto line = [](double bytes, int n) { return 2 * (n - 1) * (kAlpha + bytes / n / kBeta); };
-  nlohmann::json rows = nlohmann::json::array();
-  for (double bytes = 65536; bytes <= 4 << 20; bytes *= 2) {
-    rows.push_back({{"bytes", bytes}, {"ring", {{"time_us", 2e6 * line(bytes, 2)}}}});
-  }
-  const FittedConstants benches = testing::benches_from(testing::allreduce_bench(rows), "1gbit");
-  FitRun two = allreduce_run(2);
-  two.last_bucket_wait_s = 0;
-  two.pieces.front().end_s = two.pieces.front().start_s + line(kBytes, 2);
-  two.step_s = slowest_of(2) + line(kBytes, 2) + kO0;
-  const RunFit fit = fit_on_runs({two}, &benches);
-  EXPECT_NEAR(fit.allreduce.comm_scale, 0.5, 1e-3);
-  EXPECT_NEAR(predict_from_runs(fit, 2).step.step_s, two.step_s, 1e-3 * two.step_s);
-  EXPECT_NEAR(predict_from_runs(fit, 4).step.step_s, slowest_of(4) + line(kBytes, 4) + kO0, 1e-3 * two.step_s);
-  // The output says where the growth in N came from, and what a second host count would add.
-  const std::string text = render_text(run_fit_table(fit, run_fit_rows(fit, {4})));
-  EXPECT_NE(text.find("from runs at one host count, how the communication grows with N is the benches' model"),
-            std::string::npos)
-      << text;
-  EXPECT_EQ(text.find("runs at a third host count"), std::string::npos) << text;
-}
-
-// From one host count and its benches, mpi's buckets are counted as the benches of the runs' link
-// count Open MPI's exchanges: its eager ones both ways at once where the ring's bench fills the
-// link (0.4 Gbit/s on a 400 Mbit link), in turn where it does not (the same bench on 4 Gbit), and
-// the fit says which. Benches that timed no MPI_Allreduce leave the count in turn.
-TEST(RunFit, MpiFromOneHostCountCountsEagerExchangesAsTheBenchesOfItsLinkDo) {
-  const auto line = [](double bytes, int n) { return 2 * (n - 1) * (kAlpha + bytes / n / kBeta); };
-  nlohmann::json rows = nlohmann::json::array();
-  for (double bytes = 65536; bytes <= 4 << 20; bytes *= 2) {
-    rows.push_back({{"bytes", bytes}, {"ring", {{"time_us", 1e6 * line(bytes, 2)}}},
-                    {"mpi", {{"time_us", 2e6 * line(bytes, 2)}}}});
-  }
-  for (const auto& [link, link_bound] : {std::pair{"400mbit", true}, std::pair{"4gbit", false}}) {
-    const FittedConstants benches = testing::benches_from(testing::allreduce_bench(rows), link);
-    FitRun run = rabenseifner_run(2, 2, 2.0 * kBytes);
-    run.measured.link = link;
-    const RunFit fit = fit_on_runs({run}, &benches);
-    EXPECT_EQ(fit.allreduce.schedule,
-              link_bound ? AllreduceSchedule::OpenMpiTunedLinkBound : AllreduceSchedule::OpenMpiTuned) << link;
-    const bool says = std::any_of(fit.notes.begin(), fit.notes.end(), [](const std::string& note) {
-      return note.find("eager limit counted both ways at once") != std::string::npos;
-    });
-    EXPECT_EQ(says, link_bound) << link << ": " << fmt::format("{}", fmt::join(fit.notes, "; "));
-  }
-  // Runs at two host counts beside benches that timed no MPI_Allreduce: counted in turn, no error.
-  nlohmann::json ring_rows = rows;
-  for (auto& row : ring_rows) row.erase("mpi");
-  const FittedConstants ring_only = testing::benches_from(testing::allreduce_bench(ring_rows), "400mbit");
-  FitRun two = rabenseifner_run(2, 2, 2.0 * kBytes), three = rabenseifner_run(3, 5, 4.5 * kBytes);
-  two.measured.link = three.measured.link = "400mbit";
-  EXPECT_EQ(fit_on_runs({two, three}, &ring_only).allreduce.schedule, AllreduceSchedule::OpenMpiTuned);
-}
-
-// From one host count and its benches, a worker's push and pull at N is the runs' there carried by
-// the benches' shape — the runs' mean, repeats together, as every other term takes them. Carrying
-// the first repeat's alone missed its own runs (AlexNet's ps-async from 2 hosts: +3.6 %) and 3 and
-// 4 hosts by up to 15.5 % where the mean misses by 11.3 (docs/predict.md).
-TEST(RunFit, OneHostCountOfServersCarriesItsRepeatsMean) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (double bytes = 1 << 20; bytes <= 128 << 20; bytes *= 2) {
-    rows.push_back({{"bytes", bytes}, {"push_us", 200 + bytes / 100}, {"pull_us", 200 + bytes / 100},
-                    {"wait_us", bytes / 1000}});
-  }
-  const FittedConstants benches = testing::benches_from(testing::ps_bench(rows), "1gbit");
-  for (const std::string transport : {"ps-async", "ps-sync"}) {
-    const FitRun first = server_run(transport, 2);
-    FitRun second = first;  // its repeat pushed and pulled 4 ms longer
-    second.transfer_s += 0.004, second.step_s += 0.004;
-    const RunFit both = fit_on_runs({first, second}, &benches);
-    ASSERT_EQ(both.own_runs.size(), 1u);
-    EXPECT_NEAR(both.own_runs.front().fitted_s, (first.step_s + second.step_s) / 2, 1e-12) << transport;
-    // Further out, the mean of what each repeat alone predicts.
-    const double apart = (predict_from_runs(fit_on_runs({first}, &benches), 4).step.step_s +
-                          predict_from_runs(fit_on_runs({second}, &benches), 4).step.step_s) / 2;
-    EXPECT_NEAR(predict_from_runs(both, 4).step.step_s, apart, 1e-12) << transport;
-  }
-}
-
-// From one host count and its benches, the benches' model of shared cores (every worker's bytes
-// through them: here 13 times the wire's time) carries the push and pull to 4 hosts only where
-// the hosts took turns on the cores; hosts that each held their quota carry their own bytes, as
-// hosts of their own do.
-TEST(RunFit, OneHostCountOfServersGoesThroughSharedCoresOnlyWhereHostsTookTurns) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (double bytes = 1 << 20; bytes <= 128 << 20; bytes *= 2) {
-    rows.push_back({{"bytes", bytes}, {"push_us", 200 + bytes / 100}, {"pull_us", 200 + bytes / 100},
-                    {"wait_us", bytes / 1000}, {"tcp_us", bytes / 10}});
-  }
-  const FittedConstants benches = testing::benches_from(testing::ps_bench(rows), "1gbit");
-  const auto run = [](int cores, bool time_sliced) {
-    FitRun r = server_run("ps-sync", 2);
-    r.measured.shared_cores = cores;
-    r.measured.hosts_time_sliced = time_sliced;
-    return r;
-  };
-  const auto transfer_at_4 = [&](const FitRun& r) { return fit_on_runs({r}, &benches).transfer.at(4); };
-  const double own = transfer_at_4(run(0, false));
-  EXPECT_NEAR(transfer_at_4(run(2, false)), own, 1e-12);
-  // Through the cores: 4 workers' copies on 2 cores against 2 on 2, about twice the runs' time, where
-  // the wire's (N-1)/N gives 1.5 times.
-  const double moved = run(0, false).transfer_s;
-  EXPECT_NEAR(own / moved, 1.5, 0.01);
-  EXPECT_NEAR(transfer_at_4(run(2, true)) / moved, 2.0, 0.01);
-  EXPECT_NE(fit_on_runs({run(2, true)}, &benches).transfer.how.find("through the 2 cores the hosts took turns on"),
-            std::string::npos);
 }
 
 // On hosts that take turns on one machine's cores every worker's bytes pass through those cores,
@@ -472,16 +392,6 @@ TEST(RunFit, SaysHowFarItMissesTheRunsItWasFittedOn) {
   const std::string warned = render_text(run_fit_table(missed, run_fit_rows(missed, {4})));
   EXPECT_NE(warned.find("warning: the fit misses its own runs by up to"), std::string::npos) << warned;
   EXPECT_EQ(run_fit_json(missed, run_fit_rows(missed, {4}))["own_runs"][0]["workers"], 2);
-}
-
-TEST(RunFit, RunsAtOneHostCountWithoutBenchesAreRefused) {
-  try {
-    fit_on_runs({allreduce_run(2), allreduce_run(2)}, nullptr);
-    FAIL() << "two runs at one host count fitted how comm grows with N";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("two host counts"), std::string::npos) << e.what();
-  }
-  EXPECT_THROW(fit_on_runs({server_run("ps-sync", 3)}, nullptr), InputError);
 }
 
 }  // namespace
