@@ -264,19 +264,19 @@ TermFit transfer_through_runs(const std::vector<std::pair<int, double>>& transfe
                   shared > 0 ? "(N-1)/N (each host's quota of the shared cores its own)" : "(N-1)/N");
 }
 
-// The rest of the round from runs at one host count. Where it is above 0 it is the servers' summing,
-// update and checks of the arriving bytes, gRPC's work on them and the waits for it: it grows, as
-// push and pull do, with the bytes a shard's host receives and sends, (N-1)/N of the gradient.
-// Held constant, it left AlexNet's and ResNet-18's servers at 3 and 4 hosts short at 10 Gbit
-// (ps-async down to -22 %); grown so, every stored pass scored as well or better (docs/predict.md).
-// Below 0 it is push and pull hidden under backward, which backward's length bounds: it stays.
-TermFit rest_from_one_host_count(const std::vector<std::pair<int, double>>& rest, int workers) {
-  const TermFit mean = mean_term(rest);
-  if (!(mean.a > 0)) return mean;
+// The rest of the round from runs at one host count (`measured`: its value there, constant). Where
+// it is above 0 it is the servers' summing, update and checks of the arriving bytes, gRPC's work
+// on them and the waits for it: it grows, as push and pull do, with the bytes a shard's host
+// receives and sends, (N-1)/N of the gradient. Held constant, it left AlexNet's and ResNet-18's
+// servers at 3 and 4 hosts short at 10 Gbit (ps-async down to -22 %); grown so, every stored pass
+// scored as well or better (docs/predict.md). Below 0 it is push and pull hidden under backward,
+// which backward's length bounds: it stays.
+TermFit rest_from_one_host_count(const TermFit& measured, int workers) {
+  if (!(measured.a > 0)) return measured;
   const auto shape = [](int n) { return (n - 1.0) / n; };
-  return {.a = 0, .b = mean.a / shape(workers), .shape = shape,
+  return {.a = 0, .b = measured.a / shape(workers), .shape = shape,
           .how = fmt::format("{:.3f} ms at {} workers, x (N-1)/N over its (N-1)/N there (the bytes a shard's host "
-                             "moves)", 1e3 * mean.a, workers)};
+                             "moves)", 1e3 * measured.a, workers)};
 }
 
 void fit_server_terms(RunFit& fit, const std::vector<FitRun>& runs, const FittedConstants* benches) {
@@ -310,8 +310,8 @@ void fit_server_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fitted
                                                                 "hosts took turns on", shared)
                                                   : "")};
   }
-  fit.servers = fit.fit_workers.size() > 1 ? fit_term(rest, [](int n) { return static_cast<double>(n); }, "N")
-                                           : rest_from_one_host_count(rest, fit.fit_workers.front());
+  fit.servers = fit_term(rest, [](int n) { return static_cast<double>(n); }, "N");
+  if (fit.fit_workers.size() == 1) fit.servers = rest_from_one_host_count(fit.servers, fit.fit_workers.front());
   fit.notes.push_back("push + pull: " + fit.transfer.how);
   fit.notes.push_back("the rest of the round (servers' work and waits, less push and pull under backward): " +
                       fit.servers.how);

@@ -92,6 +92,7 @@ TEST(RunFit, OneHostCountOfServersGrowsItsWorkWithTheBytesAndKeepsWhatBackwardHi
   const RunFit under = fit_on_runs({hidden}, &benches);
   EXPECT_NEAR(under.servers.line(2), -0.006, 1e-12);
   EXPECT_NEAR(under.servers.line(4), -0.006, 1e-12);
+  EXPECT_NE(under.servers.how.find("as measured at 2 workers"), std::string::npos) << under.servers.how;
 }
 
 // From one host count and its benches, the benches' model of shared cores (every worker's bytes
