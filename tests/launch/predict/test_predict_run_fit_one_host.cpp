@@ -18,6 +18,18 @@
 namespace dtbench {
 namespace {
 
+// `bench ps` of one worker and one shard at 1 to 128 MiB, fitted at 1 Gbit: push and pull 200 us +
+// 10 ns a byte each, the wait 1 ns a byte, and with `tcp` a plain TCP round of 100 ns a byte.
+FittedConstants linear_ps_benches(bool tcp = false) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (double bytes = 1 << 20; bytes <= 128 << 20; bytes *= 2) {
+    rows.push_back({{"bytes", bytes}, {"push_us", 200 + bytes / 100}, {"pull_us", 200 + bytes / 100},
+                    {"wait_us", bytes / 1000}});
+    if (tcp) rows.back()["tcp_us"] = bytes / 10;
+  }
+  return testing::benches_from(testing::ps_bench(rows), "1gbit");
+}
+
 // Runs at one host count take the shape in N from the benches, scaled to the runs: a bench twice
 // as slow as the buckets inside training gives the runs' own time back at their N, the scale
 // applied once, and 6/2 ring steps of it at 4.
@@ -49,12 +61,7 @@ TEST(RunFit, OneHostCountWithItsBenchesScalesTheBenchesToTheRuns) {
 // the first repeat's alone missed its own runs (AlexNet's ps-async from 2 hosts: +3.6 %) and 3 and
 // 4 hosts by up to 15.5 % where the mean misses by 11.3 (docs/predict.md).
 TEST(RunFit, OneHostCountOfServersCarriesItsRepeatsMean) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (double bytes = 1 << 20; bytes <= 128 << 20; bytes *= 2) {
-    rows.push_back({{"bytes", bytes}, {"push_us", 200 + bytes / 100}, {"pull_us", 200 + bytes / 100},
-                    {"wait_us", bytes / 1000}});
-  }
-  const FittedConstants benches = testing::benches_from(testing::ps_bench(rows), "1gbit");
+  const FittedConstants benches = linear_ps_benches();
   for (const std::string transport : {"ps-async", "ps-sync"}) {
     const FitRun first = server_run(transport, 2);
     FitRun second = first;  // its repeat pushed and pulled 4 ms longer
@@ -74,12 +81,7 @@ TEST(RunFit, OneHostCountOfServersCarriesItsRepeatsMean) {
 // = 6 ms at 4), and stays where it is push and pull hidden under backward (below 0), which
 // backward's length bounds.
 TEST(RunFit, OneHostCountOfServersGrowsItsWorkWithTheBytesAndKeepsWhatBackwardHid) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (double bytes = 1 << 20; bytes <= 128 << 20; bytes *= 2) {
-    rows.push_back({{"bytes", bytes}, {"push_us", 200 + bytes / 100}, {"pull_us", 200 + bytes / 100},
-                    {"wait_us", bytes / 1000}});
-  }
-  const FittedConstants benches = testing::benches_from(testing::ps_bench(rows), "1gbit");
+  const FittedConstants benches = linear_ps_benches();
   const FitRun work = server_run("ps-async", 2);
   const RunFit fit = fit_on_runs({work}, &benches);
   EXPECT_NEAR(fit.servers.at(2), kR0 + 2 * kR1, 1e-12);
@@ -100,12 +102,7 @@ TEST(RunFit, OneHostCountOfServersGrowsItsWorkWithTheBytesAndKeepsWhatBackwardHi
 // the hosts took turns on the cores; hosts that each held their quota carry their own bytes, as
 // hosts of their own do.
 TEST(RunFit, OneHostCountOfServersGoesThroughSharedCoresOnlyWhereHostsTookTurns) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (double bytes = 1 << 20; bytes <= 128 << 20; bytes *= 2) {
-    rows.push_back({{"bytes", bytes}, {"push_us", 200 + bytes / 100}, {"pull_us", 200 + bytes / 100},
-                    {"wait_us", bytes / 1000}, {"tcp_us", bytes / 10}});
-  }
-  const FittedConstants benches = testing::benches_from(testing::ps_bench(rows), "1gbit");
+  const FittedConstants benches = linear_ps_benches(true);
   const auto run = [](int cores, bool time_sliced) {
     FitRun r = server_run("ps-sync", 2);
     r.measured.shared_cores = cores;
