@@ -67,14 +67,19 @@ double median_of(std::array<double, kTimedRounds> values) {
   return values[kTimedRounds / 2];
 }
 
-// Seconds since `start`, the slower rank's, so that every rank decides alike from it.
-double slowest_seconds(std::chrono::steady_clock::time_point start, MPI_Comm comm, const WaitPolicy& wait) {
-  const double own = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  double slowest = own;
+// Each of `values` replaced by the slower rank's (the largest), so that every rank decides alike.
+template <size_t N>
+std::array<double, N> slowest_of_ranks(const std::array<double, N>& values, MPI_Comm comm, const WaitPolicy& wait) {
+  std::array<double, N> slowest{};
   MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Iallreduce(&own, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm, &request), "MPI_Iallreduce");
+  check_mpi(MPI_Iallreduce(values.data(), slowest.data(), static_cast<int>(N), MPI_DOUBLE, MPI_MAX, comm, &request),
+            "MPI_Iallreduce");
   wait_all({&request, 1}, wait);
   return slowest;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // The eager chunk and 1 MiB timed on `probe_bytes` of this run's link and cores, or fewer where a
@@ -87,7 +92,7 @@ RingChunkTiming time_both_chunks(int64_t eager_bytes, int64_t probe_bytes, MPI_C
                      .wait = wait, .scratch = &scratch};
   const auto start = std::chrono::steady_clock::now();
   ring_allreduce(o);  // the eager chunk's untimed round, timed only to size the rest
-  const double first = slowest_seconds(start, comm, wait);
+  const double first = slowest_of_ranks(std::array<double, 1>{seconds_since(start)}, comm, wait)[0];
   if (first > kChunkProbeRoundSeconds) {
     const int64_t smallest = 2 * 3 * eager_bytes / static_cast<int64_t>(sizeof(float));  // three chunks a step
     const double share = kChunkProbeRoundSeconds / first;
@@ -104,16 +109,12 @@ RingChunkTiming time_both_chunks(int64_t eager_bytes, int64_t probe_bytes, MPI_C
       const auto round_start = std::chrono::steady_clock::now();
       ring_allreduce(o);
       if (round >= 0) {
-        seconds[c][static_cast<size_t>(round)] =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - round_start).count();
+        seconds[c][static_cast<size_t>(round)] = seconds_since(round_start);
       }
     }
   }
-  // The slower rank's medians, so that both ranks decide alike.
-  std::array<double, 2> own = {median_of(seconds[0]), median_of(seconds[1])}, slowest{};
-  MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Iallreduce(own.data(), slowest.data(), 2, MPI_DOUBLE, MPI_MAX, comm, &request), "MPI_Iallreduce");
-  wait_all({&request, 1}, wait);
+  const std::array<double, 2> slowest =
+      slowest_of_ranks(std::array<double, 2>{median_of(seconds[0]), median_of(seconds[1])}, comm, wait);
   const int64_t probed = o.count * static_cast<int64_t>(sizeof(float));
   return {.bytes = probed, .probe_bytes = probed, .eager_bytes = eager_bytes, .eager_ms = slowest[0] * 1e3,
           .large_ms = slowest[1] * 1e3};
