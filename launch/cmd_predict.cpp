@@ -120,6 +120,7 @@ void run_predict(const PredictOptions& o) {
   const double reduce = o.reduce_ns_per_byte >= 0 ? o.reduce_ns_per_byte / 1e9 : measure_reduce_s_per_byte();
   const FittedConstants constants(fits, reduce, o.alpha_us >= 0 ? o.alpha_us / 1e6 : -1);
   MeasuredRun run = load_measured_run(o.run_dir);
+  take_buckets_sent(run);  // DDP's own buckets, for the check against the run
   if (o.compute_speedup != 1) scale_compute(run, o.compute_speedup);
   PredictionGrid grid = predict_grid(run, workers, links, transports, constants,
                                      {.shards = o.shards, .beside_workers = !o.servers_apart,

@@ -218,6 +218,37 @@ TEST_F(PredictRunCheck, AnExposedCommTheBucketsDoNotExplainIsNamedAsTheOverlap) 
       << note;
 }
 
+// PyTorch DDP cuts the gradient into buckets of its own (here three, 24 bytes short of the arena's
+// one: padding) and gloo keeps two in flight: bucket 2 completed inside bucket 1's span, which it
+// shared (no time of its own). The prediction takes the buckets the run sent, each ready when the
+// run had it, times buckets 1 and 2 together, and so reproduces the run: bucket 0 from 1 to 5 ms
+// beside backward's 6, buckets 1 and 2 from 5 to 6.5, the step's end 0.5 ms after them.
+TEST_F(PredictRunCheck, DdpAtItsOwnNTakesTheBucketsItSentAndReproducesTheRun) {
+  const int64_t b0 = 160000, b1 = 80000, b2 = gradient_ - 24 - b0 - b1;
+  write_run("ddp", 1.0 * kMs,
+            nlohmann::json::array({piece("allreduce bucket", 0, b0, 1 * kMs, 1 * kMs, 5 * kMs),
+                                   piece("allreduce bucket", 1, b1, 3 * kMs, 5 * kMs, 6.5 * kMs),
+                                   piece("allreduce bucket", 2, b2, 5.8 * kMs, 6.2 * kMs, 6.2 * kMs)}));
+
+  const auto calibrated = predict("ddp", true);
+  EXPECT_EQ(predict_json_["bucket_bytes"], nlohmann::json::array({b0, b1, b2}));
+  EXPECT_EQ(predict_json_["bucket_ready_source"], "the run's own bucket timings");
+  const std::vector<double> ready = predict_json_["bucket_ready"].get<std::vector<double>>();
+  ASSERT_EQ(ready.size(), 3u);
+  EXPECT_NEAR(ready[0], 1.0 / 6, 1e-9);
+  EXPECT_NEAR(ready[1], 3.0 / 6, 1e-9);
+  EXPECT_NEAR(ready[2], 5.8 / 6, 1e-9);
+  EXPECT_NEAR(term("the step's end after the last bucket")["run_s"].get<double>(), 0.5 * kMs, 1e-9);
+  const auto shared = [&](int index, int64_t bytes) {
+    return term(fmt::format("bucket {} ({:.2f} MB) allreduce, with those in flight at once", index,
+                            static_cast<double>(bytes) / 1e6))["run_s"].get<double>();
+  };
+  EXPECT_NEAR(shared(1, b1) + shared(2, b2), 1.5 * kMs, 1e-9);
+  EXPECT_GT(shared(1, b1), shared(2, b2));
+  EXPECT_NEAR(calibrated["comm_exposed_s"].get<double>(), 1.0 * kMs, 1e-5 * kMs);
+  EXPECT_NEAR(calibrated["step_s"].get<double>(), kCompute + 1.0 * kMs, 1e-5 * kMs);
+}
+
 // A run directory whose piece timings lack a key is named, file and key, not a crash.
 TEST_F(PredictRunCheck, ABrokenPieceTimingIsNamedWithItsFile) {
   nlohmann::json broken = piece("allreduce bucket", 0, gradient_, 5 * kMs, 5 * kMs, 8 * kMs);
