@@ -80,6 +80,16 @@ struct NetworkConstants {
   // Calibrated: the run's pieces already hold its waits for the slowest worker, where they fell
   // (hidden under backward or not), so the workload's straggler_s is not added again.
   bool straggler_in_comm = false;
+  // Replayed allreduce steps on hosts of a CPU quota that their compute fills (emulated hosts of
+  // a fraction of a core): an allreduce in flight beside backward takes its CPU — its bytes through
+  // the kernel (cpu_s_per_byte) and their summing — out of the host's, and backward loses as much
+  // of its time as that is of the quota's, over what it lost in the fit's runs (their mean per
+  // step: backward as measured holds it). 0 cores: backward keeps its time (hosts with cores to spare).
+  struct BackwardSharing {
+    double host_cores = 0.0;
+    double cpu_s_per_byte = 0.0;  // as cpu_s_per_byte: a byte sent and echoed back over TCP
+    double fit_lost_s = 0.0;
+  } backward_sharing{};
   std::string source{};            // the measured inputs these came from
 };
 

@@ -15,7 +15,7 @@ namespace dtbench {
 
 struct ReplayedSteps {
   double step_s = 0.0;          // the mean over the replayed steps, the constants' step_overhead_s included
-  double compute_s = 0.0;       // a rank's mean compute
+  double compute_s = 0.0;       // a rank's mean compute, with what its backward lost to the comm beside it
   double comm_total_s = 0.0;    // the buckets' allreduces, hidden or not
   std::vector<double> bucket_end_s{};  // each bucket's mean end, from the step's start
 };
@@ -24,7 +24,9 @@ struct ReplayedSteps {
 // (the same figures every call). A step is timed from the previous step's last allreduce: every
 // rank then runs its update, other, load and forward, and its backward, each its phase's share of
 // the workload's compute times the rank's draw; it ends when the last bucket and every rank's
-// backward have. Buckets, ready shares and overlap as the workload has them. InputError for no
+// backward have. Buckets, ready shares and overlap as the workload has them; on a host whose
+// compute fills its quota (c.backward_sharing), each rank's backward stretched by the CPU the
+// allreduce beside it takes (backward_sharing.h). InputError for no
 // samples, fewer than 2 workers, or phases summing to nothing.
 ReplayedSteps replay_allreduce_steps(const Workload& workload, const std::vector<double>& compute_samples,
                                      int workers, const NetworkConstants& c, int steps = 20000, uint64_t seed = 1);

@@ -11,6 +11,7 @@
 
 #include "core/util/error.h"
 #include "launch/predict/order_statistic.h"
+#include "launch/predict/backward_sharing.h"
 #include "launch/predict/replay.h"
 #include "launch/report/format.h"
 
@@ -190,6 +191,9 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
     for (const AllreduceSample& s : samples) run_s += s.seconds, bench_s += allreduce_seconds(s.bytes, s.workers, c);
     c.comm_scale = run_s / bench_s;
     c.comm_scale_workers = fit.fit_workers.front();
+    // One host count cannot show how backward slows as more of the allreduce runs beside it; where
+    // the hosts' compute fills a quota, the benches' CPU a byte says (docs/predict.md).
+    c.backward_sharing = {.host_cores = host_cores_of_every_run(runs), .cpu_s_per_byte = c.cpu_s_per_byte};
     fit.allreduce = c;
     fit.notes.push_back(fmt::format("allreduce: the benches' line x {:.2f}, the buckets' time inside training at {} "
                                     "workers over the bench's{}{}", c.comm_scale, workers_text(fit.fit_workers),
@@ -210,6 +214,14 @@ void fit_allreduce_terms(RunFit& fit, const std::vector<FitRun>& runs, const Fit
   if (!fit.allreduce.bucket_shape.empty()) {
     fit.notes.push_back(fmt::format("each bucket's time over the line, over the runs: {:.2f}",
                                     fmt::join(fit.allreduce.bucket_shape, ", ")));
+  }
+  if (fit.allreduce.backward_sharing.host_cores > 0) {
+    fit.allreduce.backward_sharing.fit_lost_s = backward_lost_in_runs(fit.allreduce, fit.workload, runs);
+    fit.notes.push_back(fmt::format(
+        "backward beside the allreduces on hosts of {:g} core: their CPU ({:.2f} ns a byte through the kernel, the "
+        "benches' TCP probe, and the summing) taken from the host's, {:.3f} ms a step in the runs",
+        fit.allreduce.backward_sharing.host_cores, 1e9 * fit.allreduce.backward_sharing.cpu_s_per_byte / 2,
+        1e3 * fit.allreduce.backward_sharing.fit_lost_s));
   }
   // What is left of each run's step once its ranks' compute and the buckets are replayed.
   std::vector<std::pair<int, double>> left;

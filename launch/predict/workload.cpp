@@ -187,6 +187,7 @@ MeasuredRun load_measured_run(const std::filesystem::path& run_dir) {
   if (const RunContext context = run_context(report); context.hosts_share_cores()) {
     run.shared_cores = context.cores;
     run.hosts_time_sliced = context.time_sliced;
+    run.host_cores = context.host_cores;
   }
   run.comm_pieces = comm_pieces(report.at("epochs"), first, record.path);
   run.ready_from_macs = run.workload.bucket_ready;

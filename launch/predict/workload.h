@@ -52,6 +52,9 @@ struct MeasuredRun {
   // The hosts promised more cores than the machine has and took turns on them; hosts that each hold
   // a quota the machine's cores can all give at once have their CPU to themselves.
   bool hosts_time_sliced = false;
+  // An emulated host's CPU quota in cores where the hosts shared the machine's (the compute and
+  // the communication of its ranks share it); 0 otherwise.
+  double host_cores = 0.0;
   std::vector<MeasuredPiece> comm_pieces{};  // empty for a run that recorded none (older, or one worker)
   // workload.bucket_ready came from the run's own bucket timings (else from multiply-adds), and
   // what multiply-adds would have said, for the check against the run.

@@ -8,6 +8,7 @@
 
 #include "core/util/error.h"
 #include "launch/predict/order_statistic.h"
+#include "launch/predict/backward_sharing.h"
 #include "launch/predict/replay.h"
 
 namespace dtbench {
@@ -51,6 +52,34 @@ TEST(Replay, ASlowRankCostsOnlyWhatTheCommunicationDoesNotAlreadyWait) {
   c.alpha_s = 0.0001;
   const ReplayedSteps short_bucket = replay_allreduce_steps(one_bucket(true, 0.2), {0.010, 0.030}, 4, c);
   EXPECT_NEAR(short_bucket.step_s, slowest + 0.0005, 1e-12);
+}
+
+// Hosts of half a core whose compute fills it: an allreduce beside backward takes its CPU out of
+// backward's. A CPU of 1 ms a MiB sent and echoed back makes the ring's 1 MiB at 2 ranks (1 MiB
+// each way, 2 ms) take 0.5 ms of CPU: a quarter of a core for 2 ms, half the host's — backward
+// loses half a second a second beside it; at 4 ranks (1.5 MiB each way, 6 ms) a quarter.
+TEST(Replay, BackwardOnAFullHostLosesTheCpuOfTheAllreduceBesideIt) {
+  NetworkConstants c = steps_of_a_millisecond();
+  c.backward_sharing = {.host_cores = 0.5, .cpu_s_per_byte = 1e-3 / (1 << 20)};
+  const Workload w = one_bucket(true, 0.2);
+  EXPECT_NEAR(backward_lost_per_second(c, w, 0, 2), 0.5, 1e-12);
+  EXPECT_NEAR(backward_lost_per_second(c, w, 0, 4), 0.25, 1e-12);
+
+  // Backward alone 10 ms (what the fit's runs lost: none): the bucket ready 0.2 into it, its 2 ms
+  // all beside it, backward 11 ms: the step 10 + 11.
+  const ReplayedSteps alone = replay_allreduce_steps(w, {0.020}, 2, c);
+  EXPECT_NEAR(alone.step_s, 0.021, 1e-12);
+  EXPECT_NEAR(alone.compute_s, 0.021, 1e-12);
+  // Backward as measured (10 ms) held the 1 ms its runs at 2 ranks lost: the same N gives it back.
+  c.backward_sharing.fit_lost_s = 0.001;
+  EXPECT_NEAR(replay_allreduce_steps(w, {0.020}, 2, c).step_s, 0.020, 1e-12);
+  // At 4 ranks 9 ms alone and a quarter of the 6 ms allreduce beside it: 10.5 ms, the step 20.5.
+  const ReplayedSteps four = replay_allreduce_steps(w, {0.020}, 4, c);
+  EXPECT_NEAR(four.step_s, 0.0205, 1e-12);
+  EXPECT_NEAR(four.compute_s, 0.0205, 1e-12);
+  // Hosts with cores to spare: backward keeps its time.
+  c.backward_sharing.host_cores = 0;
+  EXPECT_NEAR(replay_allreduce_steps(w, {0.020}, 4, c).step_s, 0.020, 1e-12);
 }
 
 TEST(Replay, RandomDrawsAgreeWithTheExactOrderStatistic) {
