@@ -69,6 +69,11 @@ class StepReplay {
   double lost() const { return lost_; }
 
   const std::vector<double>& bucket_end() const { return bucket_end_; }
+  double comm_total() const {
+    double sum = 0;
+    for (const double k : cost_) sum += k;
+    return sum;
+  }
 
  private:
   static constexpr int kSharingRounds = 6;
@@ -102,14 +107,6 @@ class StepReplay {
     return lost;
   }
 
- public:
-  double comm_total() const {
-    double sum = 0;
-    for (const double k : cost_) sum += k;
-    return sum;
-  }
-
- private:
   double before_backward_ = 0, backward_ = 0, fit_lost_ = 0, lost_ = 0;
   bool sharing_ = false;
   std::vector<double> cost_, ready_share_, lost_rate_, ready_, bucket_start_, bucket_end_;
