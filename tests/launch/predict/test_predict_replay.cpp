@@ -82,6 +82,27 @@ TEST(Replay, BackwardOnAFullHostLosesTheCpuOfTheAllreduceBesideIt) {
   EXPECT_NEAR(replay_allreduce_steps(w, {0.020}, 4, c).step_s, 0.020, 1e-12);
 }
 
+// What runs' backward lost, by hand: two runs at 2 ranks whose 1 MiB bucket ran from 8 to 12 ms
+// and from 4 to 6 ms of a 10 ms backward (2 and 2 ms beside it) at 0.5 s a second: 1 ms each.
+// Their hosts' quota is taken only where every run had the same one.
+TEST(Replay, WhatTheRunsBackwardLostIsTheirBucketsBesideItAtTheRate) {
+  NetworkConstants c = steps_of_a_millisecond();
+  c.backward_sharing = {.host_cores = 0.5, .cpu_s_per_byte = 1e-3 / (1 << 20)};
+  const Workload w = one_bucket(true, 0.2);
+  std::vector<FitRun> runs(2);
+  for (FitRun& run : runs) {
+    run.measured.workers = 2;
+    run.measured.workload = w;
+    run.measured.host_cores = 0.5;
+  }
+  runs[0].pieces = {{.what = "allreduce bucket", .index = 0, .bytes = 1 << 20, .start_s = 0.008, .end_s = 0.012}};
+  runs[1].pieces = {{.what = "allreduce bucket", .index = 0, .bytes = 1 << 20, .start_s = 0.004, .end_s = 0.006}};
+  EXPECT_NEAR(backward_lost_in_runs(c, w, runs), 0.001, 1e-12);
+  EXPECT_EQ(host_cores_of_every_run(runs), 0.5);
+  runs[1].measured.host_cores = 0.4;
+  EXPECT_EQ(host_cores_of_every_run(runs), 0.0);
+}
+
 TEST(Replay, RandomDrawsAgreeWithTheExactOrderStatistic) {
   // 500 distinct computes and 4 ranks are too many combinations to replay each: the replay draws.
   // With the bucket after backward the step is the slowest of 4 draws and the allreduce.
