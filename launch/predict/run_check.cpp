@@ -64,17 +64,15 @@ std::vector<const MeasuredPiece*> buckets_by_index(const MeasuredRun& run) {
   return out;
 }
 
-// The run's buckets in index order; empty unless they are the workload's, each once.
+// The run's buckets in index order; empty unless they are the workload's: bucket k at place k, of
+// its bytes.
 std::vector<const MeasuredPiece*> run_buckets(const MeasuredRun& run) {
+  std::vector<const MeasuredPiece*> out = buckets_by_index(run);
   const std::vector<int64_t>& buckets = run.workload.bucket_bytes;
-  std::vector<const MeasuredPiece*> out(buckets.size(), nullptr);
-  for (const MeasuredPiece& piece : run.comm_pieces) {
-    if (piece.what != "allreduce bucket") continue;
-    const auto k = static_cast<size_t>(piece.index);
-    if (piece.index < 0 || k >= buckets.size() || piece.bytes != buckets[k] || out[k] != nullptr) return {};
-    out[k] = &piece;
+  if (out.size() != buckets.size()) return {};
+  for (size_t k = 0; k < out.size(); ++k) {
+    if (out[k]->index != static_cast<int>(k) || out[k]->bytes != buckets[k]) return {};
   }
-  if (std::find(out.begin(), out.end(), nullptr) != out.end()) return {};
   return out;
 }
 
