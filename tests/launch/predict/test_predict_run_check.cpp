@@ -111,12 +111,12 @@ class PredictRunCheck : public testing::TempDirTest {
   double ps_transfer() const { return kPsAlpha + static_cast<double>(gradient_) / 2 / kPsBeta; }
 
   // predict.json's row at 2 workers and 1gbit, with or without the run's own comm.
-  nlohmann::json predict(const std::string& transport, bool calibrate) {
+  nlohmann::json predict(const std::string& transport, bool calibrate, const std::string& options = "") {
     const std::filesystem::path out = root_ / (calibrate ? "calibrated" : "bench-alone");
     const Outcome r = dtbench("predict " + run_.string() + " --workers 2 --link 1gbit --transport " + transport +
                               " --reduce-ns-per-byte 0 --fit 1gbit:" + (root_ / "ar.json").string() + ",1gbit:" +
                               (root_ / "ps.json").string() + " --out " + out.string() +
-                              (calibrate ? "" : " --no-calibrate"));
+                              (calibrate ? "" : " --no-calibrate") + options);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     if (calibrate) {
       EXPECT_NE(r.output.find("The model against the run: " + transport + ", 2 workers at 1gbit"), std::string::npos)
@@ -164,7 +164,29 @@ TEST_F(PredictRunCheck, ARunsHostsShareTheMachinesCoresWhereItsReportSaysSo) {
     const MeasuredRun run = load_measured_run(run_);
     EXPECT_EQ(run.shared_cores, cores) << host_cores << (sliced ? " time-sliced" : "");
     EXPECT_EQ(run.hosts_time_sliced, sliced) << host_cores;  // half-core hosts each hold their quota
+    EXPECT_EQ(run.host_cores, host_cores);
   }
+}
+
+// Where the hosts share the machine's cores (--shared-cores) a bucket beside backward stretches in
+// the model (backward's thread takes the cores from the allreduce's), so the model's comm is not
+// linear in the comm scale: corrected pass by pass, its comm total comes to the run's within
+// 0.1 %, and so the step (two passes, as before, left both short of it here).
+TEST_F(PredictRunCheck, OnSharedCoresTheCalibratedCommTotalIsTheRunsToATenthOfAPercent) {
+  const int64_t b0 = 160000, b1 = gradient_ - b0;
+  write_run("ddp", 3 * kMs,
+            nlohmann::json::array({piece("allreduce bucket", 0, b0, 1 * kMs, 1 * kMs, 7 * kMs),
+                                   piece("allreduce bucket", 1, b1, 5.5 * kMs, 7 * kMs, 8.5 * kMs)}));
+  // The servers' bench with its TCP probe (20 ns of CPU a byte sent and echoed): the model's
+  // allreduce under backward takes CPU, and stretches there.
+  nlohmann::json ps = read_json(root_ / "ps.json");
+  for (auto& row : ps["rows"]) row["tcp_us"] = row["bytes"].get<double>() * 20e-3;
+  std::ofstream(root_ / "ps.json") << ps.dump();
+
+  const auto calibrated = predict("ddp", true, " --shared-cores 2");
+  const double run_total = term("comm per step, total")["run_s"].get<double>();
+  EXPECT_NEAR(term("comm per step, total")["calibrated_s"].get<double>(), run_total, 1e-3 * run_total);
+  EXPECT_NEAR(calibrated["step_s"].get<double>(), kCompute + 3 * kMs, 1e-3 * run_total);
 }
 
 TEST_F(PredictRunCheck, RingAtItsOwnNReproducesTheRunAndTheBenchAloneIsOffByTheBucket) {
