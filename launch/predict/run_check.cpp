@@ -84,20 +84,26 @@ bool joins_previous(const std::vector<const MeasuredPiece*>& buckets, size_t k, 
   return together && k > 0 && (buckets[k]->start_s < previous_end || !(buckets[k]->seconds() > 0));
 }
 
+// A bucket's own time in the run, and whether it shared its span with others in flight at once.
+struct BucketTime {
+  double seconds = 0.0;
+  bool with_others = false;
+};
+
 // Each bucket's own time in the run: its span, or where buckets were in flight together, the
 // group's span (first start to last end) shared among them as the bench's line shares it (as the
 // fit on runs times them: run_fit.cpp). Empty when the run's buckets are not the workload's.
-std::vector<double> bucket_times(const MeasuredRun& run, const NetworkConstants& bench, bool together) {
+std::vector<BucketTime> bucket_times(const MeasuredRun& run, const NetworkConstants& bench, bool together) {
   const std::vector<const MeasuredPiece*> buckets = run_buckets(run);
-  std::vector<double> seconds(buckets.size(), 0.0);
+  std::vector<BucketTime> times(buckets.size());
   size_t first = 0;
   double group_start = 0, group_end = 0;
   const auto close_group = [&](size_t end) {
     double line = 0;
     for (size_t k = first; k < end; ++k) line += allreduce_seconds(buckets[k]->bytes, run.workers, bench);
     for (size_t k = first; k < end; ++k) {
-      seconds[k] = line > 0 ? (group_end - group_start) * allreduce_seconds(buckets[k]->bytes, run.workers, bench) / line
-                            : 0.0;
+      const double share = allreduce_seconds(buckets[k]->bytes, run.workers, bench);
+      times[k] = {.seconds = line > 0 ? (group_end - group_start) * share / line : 0.0, .with_others = end - first > 1};
     }
   };
   for (size_t k = 0; k < buckets.size(); ++k) {
@@ -111,20 +117,20 @@ std::vector<double> bucket_times(const MeasuredRun& run, const NetworkConstants&
     group_end = buckets[k]->end_s;
   }
   if (!buckets.empty()) close_group(buckets.size());
-  return seconds;
+  return times;
 }
 
 // Each bucket's time in the run over the bench's, relative to all buckets' together; empty when
 // the run's buckets are not the model's.
 std::vector<double> bucket_shape(const MeasuredRun& run, const NetworkConstants& bench, bool together) {
-  const std::vector<double> seconds = bucket_times(run, bench, together);
-  std::vector<double> ratio(seconds.size());
+  const std::vector<BucketTime> times = bucket_times(run, bench, together);
+  std::vector<double> ratio(times.size());
   double run_total = 0, bench_total = 0;
-  for (size_t k = 0; k < seconds.size(); ++k) {
+  for (size_t k = 0; k < times.size(); ++k) {
     const double at_bench = allreduce_seconds(run.workload.bucket_bytes[k], run.workers, bench);
-    if (!(at_bench > 0) || !(seconds[k] > 0)) return {};
-    ratio[k] = seconds[k] / at_bench;
-    run_total += seconds[k];
+    if (!(at_bench > 0) || !(times[k].seconds > 0)) return {};
+    ratio[k] = times[k].seconds / at_bench;
+    run_total += times[k].seconds;
     bench_total += at_bench;
   }
   for (double& r : ratio) r /= run_total / bench_total;
@@ -156,18 +162,18 @@ AllreduceOverhead allreduce_overhead(const MeasuredRun& run, bool together) {
 void add_allreduce_terms(RunCheck& check, const MeasuredRun& run, const NetworkConstants& bench, bool together) {
   const Workload& w = run.workload;
   // A bucket in flight with others: its share of their span (its own span is none of its time).
-  const std::vector<double> own = bucket_times(run, bench, together);
+  const std::vector<BucketTime> own = bucket_times(run, bench, together);
   for (const MeasuredPiece& piece : run.comm_pieces) {
     const auto k = static_cast<size_t>(piece.index);
     if (piece.what != "allreduce bucket" || piece.index < 0 || k >= w.bucket_bytes.size()) continue;
-    const bool shared = k < own.size() && std::abs(own[k] - piece.seconds()) > 1e-9;
+    const bool shared = k < own.size() && own[k].with_others;
     const std::string name = fmt::format("bucket {} ({:.2f} MB)", piece.index, static_cast<double>(piece.bytes) / 1e6);
     // When it was ready: the multiply-adds' estimate beside it (the model uses the run's own).
     const double macs = k < run.ready_from_macs.size() ? run.ready_from_macs[k] * w.compute.backward_s : -1.0;
     check.terms.push_back(
         {.term = name + " ready, into backward", .run_s = piece.ready_s, .bench_s = macs, .estimate_only = true});
     check.terms.push_back({.term = name + (shared ? " allreduce, with those in flight at once" : " allreduce"),
-                           .run_s = k < own.size() ? own[k] : piece.seconds(),
+                           .run_s = k < own.size() ? own[k].seconds : piece.seconds(),
                            .bench_s = allreduce_seconds(piece.bytes, run.workers, bench),
                            .calibrated_s = allreduce_seconds(piece.bytes, run.workers, bench) * check.comm_scale *
                                            (k < check.bucket_shape.size() ? check.bucket_shape[k] : 1.0)});
