@@ -28,6 +28,9 @@
 # 0-1) puts every host on those cores, each still held to its quota (`cluster up --cpuset`);
 # CLUSTER_SPREAD=1 gives hosts of less than a core one core each where the cores allow (`cluster up --spread`).
 # PS_PLACEMENT (balanced or hash) sets the parameter servers' and their workers' `ps.placement`.
+# HOST_CPU=1 samples the CPU of every process in the hosts' cgroups into OUT/logs/host-cpu.txt
+# while the script runs; `scripts/host_cpu.py report OUT` then gives each run's CPU a step per
+# host, worker and server apart, and the host's share of its quota.
 #
 # Layout of OUT: fit/ar-H-LINK.json, fit/ps-H-LINK.json, fit/psworld-{sync,async}-H-LINK.json (bench
 # outputs), runs/MODEL-TRANSPORT-H-LINK[-rK]/
@@ -66,9 +69,15 @@ batch_for() { if [ "$1" = lenet5 ]; then echo 42; else echo 8; fi; }
 ps_iters_for() { if [ "$1" = lenet5 ]; then echo 100; else echo 5; fi; }
 data_for() { if [ "$1" = lenet5 ]; then echo "$out/data-lenet5"; else echo "$out/data"; fi; }
 
-cluster=""
+cluster="" sampler=""
 cleanup() { [ -n "$cluster" ] && "$dtbench" cluster down "$cluster" >/dev/null 2>&1 || true; cluster=""; }
-trap cleanup EXIT
+finish() { cleanup; if [ -n "$sampler" ]; then kill "$sampler" 2>/dev/null || true; fi; }
+trap finish EXIT
+if [ -n "${HOST_CPU:-}" ]; then
+  # Started from a subshell, so that it is no child of this one: the bare `wait`s below wait for
+  # the servers and workers they started, and the sampler runs until the script ends.
+  sampler=$(python3 scripts/host_cpu.py sample "$out/logs/host-cpu.txt" > /dev/null 2>&1 & echo $!)
+fi
 trap 'exit 130' INT TERM  # through the EXIT trap
 
 host_address() { grep -v '^#' "$1/hostfile" | sed -n "$(($2 + 1))p" | cut -d' ' -f1; }
