@@ -66,9 +66,10 @@ struct NetworkConstants {
   // (run_check.h): the bench's rate against the rate inside training. 1: the bench alone.
   double comm_scale = 1.0;
   // The workers comm_scale and bucket_shape were measured at; 0: they hold at every N. Under Open
-  // MPI's schedule they hold only on the same side of two ranks and where it takes the algorithm
-  // it took there (cost_model.cpp): fitted on 2 ranks and carried on, mpi at 3 and 4 came out 8-12 %
-  // short in two passes of the validation, the benches alone within 2 % (docs/predict.md).
+  // MPI's schedule where the link limits they hold only on the same side of two ranks and where it
+  // takes the algorithm it took there (cost_model.cpp): fitted on 2 ranks and carried on, mpi at 3
+  // and 4 came out 8-12 % short at 1 Gbit in two passes of the validation, the benches alone within
+  // 2 % (docs/predict.md).
   int comm_scale_workers = 0;
   // Allreduce, calibrated: each bucket's own ratio to the bench in the run, relative to comm_scale
   // (a bucket reduced beside backward and one after it need not run alike). Empty: 1 each.

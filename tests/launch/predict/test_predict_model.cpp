@@ -76,7 +76,9 @@ TEST(PredictModel, ARatioMeasuredAtOneRankCountHoldsOnlyWhereOpenMpiRunsAlike) {
   // Where the link does not limit, the ratio is the hosts' CPU beside training: it holds at 3 and 4.
   NetworkConstants cpu_bound = bench, cpu_bound_from_two = from_two;
   cpu_bound.schedule = cpu_bound_from_two.schedule = AllreduceSchedule::OpenMpiTuned;
-  for (int n : {2, 3, 4}) EXPECT_NEAR(comm(cpu_bound_from_two, n), 0.8 * comm(cpu_bound, n), 1e-12) << n << " ranks";
+  for (int n : {2, 3, 4}) {
+    EXPECT_NEAR(comm(cpu_bound_from_two, n), 0.8 * comm(cpu_bound, n), 1e-12) << n << " ranks";
+  }
   NetworkConstants ring = link(1), ring_from_two = link(1);
   ring_from_two.comm_scale = 0.8;
   ring_from_two.comm_scale_workers = 2;
