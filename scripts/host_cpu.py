@@ -85,9 +85,15 @@ def sample(path):
 def load_samples(path):
     series = collections.defaultdict(list)  # (pid, host, kind) -> [(time, cpu seconds)]
     with open(path) as f:
-        for line in f:
+        lines = f.read().split("\n")
+    # The sampler is killed when the validation ends, so its last line may be cut short; one cut
+    # anywhere else is a file this did not write.
+    for number, line in enumerate(lines[:-1], start=1):
+        try:
             t, pid, host, kind, ticks = line.split()
             series[(pid, host, kind)].append((float(t), int(ticks) / TICKS_PER_SECOND))
+        except ValueError:
+            sys.exit(f"{path}:{number}: {line!r} is not a sample (expected: time pid:start host kind ticks)")
     return series
 
 

@@ -58,6 +58,19 @@ class Report(unittest.TestCase):
         self.assertEqual(float(other_ms), 0)
         self.assertEqual(share, "80%")  # 0.4 of the host's 0.5 core
 
+    def test_a_last_line_cut_short_is_left_out_and_a_bad_line_named(self):
+        with tempfile.TemporaryDirectory() as out:
+            path = os.path.join(out, "host-cpu.txt")
+            with open(path, "w") as f:
+                f.write("100.000 11:5 dtb-t-h0 train 30\n101.000 11:5 dtb-t-h0 train 60\n101.1 11:5 dtb-t")
+            series = host_cpu.load_samples(path)
+            self.assertEqual(series[("11:5", "dtb-t-h0", "train")], [(100.0, 30 / TICKS), (101.0, 60 / TICKS)])
+            with open(path, "w") as f:
+                f.write("100.000 11:5 dtb-t-h0 train 30\n101.000 garbage\n")
+            with self.assertRaises(SystemExit) as stop:
+                host_cpu.load_samples(path)
+            self.assertIn("host-cpu.txt:2", str(stop.exception))
+
     def test_a_fillers_cgroup_is_no_host(self):
         self.assertTrue(host_cpu.HOST_CGROUP.fullmatch("dtb-gf410g-h3"))
         self.assertFalse(host_cpu.HOST_CGROUP.fullmatch("dtb-gf410g-f0"))
