@@ -218,28 +218,44 @@ TEST_F(ClusterCompute, SmallAllreducesAcrossHostsOfTheirOwnCoresTakeTheLinksTime
 
 // 3 half-core hosts on 2 cores: host 2 alone on core 1 with half of it to spare. Its ranks poll
 // while they wait (yielding, as the cluster's rsh agent tells them, to nobody on that core), so
-// without a neighbour it spent its quota in the first half of every 10 ms and was held for the
-// rest: throttled in 313 of 397 periods, the ring's 248 KB allreduce 5.95 ms at the median where
-// 3.28 on 4 such hosts and 2.65 at the link's rate. The filler on core 1's spare half takes the
-// core only when host 2 gives it away: 2.97 ms.
+// without a neighbour it spends its quota in the first half of every 10 ms and is held for the
+// rest. The filler on core 1's spare half takes the core only when host 2 gives it away. Judged by
+// what the filler changes, in one run, not by a time fixed on one CPU: the ring's 248 KB allreduce
+// took 2.97 ms at the median on a Zen 5 EPYC with the filler (5.95 without; 2.65 at the link's
+// rate), 3.5-4.9 on a Zen 3 (6.5-8.2 without); there host 2 was held in 3-35 % of its periods
+// with the filler (mpirun's start-up polls too), 76-83 % without.
 TEST_F(ClusterCompute, AHalfCoreHostWithACoreToSpareIsNotHeldWhileItsRanksPoll) {
   if (cluster::allowed_cpus().size() != 2) GTEST_SKIP() << "laid out for two cores";
   const std::string name = unique_name();
   const fs::path dir = up(name, 3, "1gbit", "--cores-per-host 0.5");
   const std::vector<pid_t> filler = cluster::filler_processes(name, 0);
   ASSERT_EQ(filler.size(), 1u) << "no filler on core 1";
-  const fs::path json = root_ / "lone.json";
-  const Outcome bench = bench_allreduce(dir, 3, "248256", json);
-  ASSERT_EQ(bench.exit_code, 0) << bench.output;
-  const auto rows = testing::read_json(json)["rows"];
-  ASSERT_EQ(rows.size(), 1u);
-  const double at_rate_us = 2.0 * 2 / 3 * 248256 * 8 / 1e9 * 1e6;  // the ring's bytes a host sends, at 1 Gbit
-  for (const char* algorithm : {"ring", "mpi"}) {
-    const double p50_us = rows[0][algorithm]["p50_us"].get<double>();
-    std::printf("248 KB allreduce across 3 half-core hosts, %s: median %.0f us (%.0f at the rate)\n", algorithm,
-                p50_us, at_rate_us);
-    EXPECT_LT(p50_us, 1.5 * at_rate_us) << algorithm << ": " << bench.output;
-  }
+  struct Bench {
+    double ring_us = 0, mpi_us = 0, held = 0;  // held: host 2's periods throttled, a share of those that passed
+  };
+  const fs::path host2_stat = cluster::host_cgroup_dirs(name, 2).front() / "cpu.stat";
+  const auto bench_lone_host = [&](const char* what) {
+    const long periods = cgroup_counter(host2_stat, "nr_periods"), throttled = cgroup_counter(host2_stat, "nr_throttled");
+    const fs::path json = root_ / "lone.json";
+    const Outcome bench = bench_allreduce(dir, 3, "248256", json);
+    EXPECT_EQ(bench.exit_code, 0) << bench.output;
+    const auto rows = testing::read_json(json)["rows"];
+    EXPECT_EQ(rows.size(), 1u) << bench.output;
+    Bench b{.ring_us = rows[0]["ring"]["p50_us"].get<double>(), .mpi_us = rows[0]["mpi"]["p50_us"].get<double>()};
+    const long passed = cgroup_counter(host2_stat, "nr_periods") - periods;
+    b.held = passed > 0 ? static_cast<double>(cgroup_counter(host2_stat, "nr_throttled") - throttled) / passed : 1.0;
+    std::printf("248 KB allreduce across 3 half-core hosts, %s: median ring %.0f us, mpi %.0f us; host 2 held in "
+                "%.0f %% of its periods\n", what, b.ring_us, b.mpi_us, 100 * b.held);
+    return b;
+  };
+  const Bench with_filler = bench_lone_host("beside the filler");
+  ASSERT_EQ(kill(filler.front(), SIGSTOP), 0);
+  const Bench alone = bench_lone_host("the filler stopped");
+  ASSERT_EQ(kill(filler.front(), SIGCONT), 0);
+  EXPECT_LT(with_filler.held, 0.6 * alone.held) << "host 2 spent its quota polling, then waited for the next period";
+  EXPECT_GT(alone.held, 1.0 / 2) << "without the filler host 2 should be held: the bench no longer polls?";
+  EXPECT_LT(with_filler.ring_us, 0.8 * alone.ring_us);
+  EXPECT_LT(with_filler.mpi_us, 0.8 * alone.mpi_us);
   ASSERT_EQ(testing::dtbench("cluster down " + name).exit_code, 0);
   // Gone, or dead and waiting for init to reap it (state Z).
   const auto running = [](pid_t pid) {
