@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/tuning/quiet_timer.h"
+#include "core/tuning/timing_rounds.h"
 #include "core/tuning/tuning_cache.h"
 #include "core/util/blas.h"
 #include "core/util/rng.h"
@@ -21,20 +22,9 @@ namespace dtbench {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-// Every candidate runs once untimed first (growing its scratch, warming the caches). A candidate
-// is then dropped (not timed again) once it takes this many times the best so far: after the first
-// timed round by a wide margin, as one timing may fall on a busy moment; after later rounds by a
-// narrower one. It cannot win, and the slow ones (direct loops on a wide layer, ten times gemm's
-// time there) would otherwise cost most of the tuning.
-constexpr double kDropAfterFirstRound = 2.0;
-constexpr double kDropAfterRound = 1.5;
-// The candidates left are timed in rounds, interleaved (so that a slow moment of the machine falls
-// on all of them), until about this much of the fastest one's time is spent and each has two
-// undisturbed timings (quiet_timer.h), in 2 to 12 rounds; a candidate's least undisturbed time
-// counts.
+// Every candidate runs once untimed first (growing its scratch, warming the caches), then they are
+// timed in rounds (timing_rounds.h) until about this much of the fastest one's time is spent.
 constexpr double kTargetMs = 30.0;
-constexpr int kMinRounds = 2;
-constexpr int kMaxRounds = 12;
 // The rule's algorithm is kept unless another is faster by more than this: within it the two are
 // one measurement's noise apart, and the rule's choice is the one every earlier figure was made with.
 constexpr double kPreferRuleWithin = 0.03;
@@ -81,64 +71,21 @@ QuietTiming run(ConvAlgorithm algorithm, Pass pass, const ConvSizes& s, Buffers&
   });
 }
 
-// One candidate's timings of a pass: the least undisturbed one counts; the least of all where every
-// one was disturbed.
-struct Timings {
-  double quiet_ms = kInfinity, any_ms = kInfinity;
-  int quiet = 0, all = 0;
-  void add(const QuietTiming& t) {
-    ++all;
-    any_ms = std::min(any_ms, t.ms);
-    if (!t.disturbed) {
-      ++quiet;
-      quiet_ms = std::min(quiet_ms, t.ms);
-    }
-  }
-  double best() const { return quiet > 0 ? quiet_ms : any_ms; }
-};
-
 // Each candidate's least time for `pass`, and the chosen one; `disturbed` counts the timings that
 // lost their CPU, of `timed` in all.
 ConvAlgorithm time_pass(Pass pass, const std::vector<ConvAlgorithm>& candidates, ConvAlgorithm rule,
                         const ConvSizes& s, Buffers& b, bool input_grad, std::vector<double>& best_ms, int& disturbed,
                         int& timed_runs) {
-  std::vector<Timings> timings(candidates.size());
-  std::vector<bool> timed(candidates.size(), true);
-  const auto fastest_ms = [&] {
-    double fastest = kInfinity;
-    for (const Timings& t : timings) fastest = std::min(fastest, t.best());
-    return fastest;
-  };
-  const auto drop_slower_than = [&](double factor) {
-    const double fastest = fastest_ms();
-    for (size_t i = 0; i < candidates.size(); ++i) timed[i] = timed[i] && timings[i].best() <= factor * fastest;
-  };
   for (const ConvAlgorithm algorithm : candidates) run(algorithm, pass, s, b, input_grad);
-  // Rounds go on until every candidate still timed has kMinRounds undisturbed timings and about
-  // kTargetMs of the fastest one's time is spent, or kMaxRounds were run.
-  int wanted = kMaxRounds;
-  for (int round = 0; round < kMaxRounds; ++round) {
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      if (timed[i]) timings[i].add(run(candidates[i], pass, s, b, input_grad));
-    }
-    drop_slower_than(round == 0 ? kDropAfterFirstRound : kDropAfterRound);
-    if (round == 0) wanted = std::clamp(static_cast<int>(kTargetMs / std::max(fastest_ms(), 1e-3)), kMinRounds, kMaxRounds);
-    bool enough = round + 1 >= wanted;
-    for (size_t i = 0; i < candidates.size(); ++i) enough = enough && (!timed[i] || timings[i].quiet >= kMinRounds);
-    if (enough) break;
-  }
-  best_ms.clear();
-  for (const Timings& t : timings) {
-    best_ms.push_back(t.best());
-    disturbed += t.all - t.quiet;
-    timed_runs += t.all;
-  }
-  const size_t fastest = static_cast<size_t>(std::min_element(best_ms.begin(), best_ms.end()) - best_ms.begin());
   const auto rule_at = std::find(candidates.begin(), candidates.end(), rule);
-  if (rule_at != candidates.end()) {
-    const double rule_ms = best_ms[static_cast<size_t>(rule_at - candidates.begin())];
-    if (rule_ms <= (1.0 + kPreferRuleWithin) * best_ms[fastest]) return rule;
-  }
+  const size_t rule_index = rule_at != candidates.end() ? static_cast<size_t>(rule_at - candidates.begin()) : kNoRule;
+  const TimingRounds rounds = time_in_rounds(candidates.size(), rule_index, kTargetMs,
+                                             [&](size_t i) { return run(candidates[i], pass, s, b, input_grad); });
+  best_ms = rounds.best_ms;
+  disturbed += rounds.disturbed;
+  timed_runs += rounds.timed;
+  const size_t fastest = static_cast<size_t>(std::min_element(best_ms.begin(), best_ms.end()) - best_ms.begin());
+  if (rule_index != kNoRule && best_ms[rule_index] <= (1.0 + kPreferRuleWithin) * best_ms[fastest]) return rule;
   return candidates[fastest];
 }
 
