@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "launch/cluster/naming.h"
+#include "launch/cluster/network.h"
 #include "launch/cluster/registry.h"
 #include "support/cluster_fixture.h"
 #include "support/tcp_stream.h"
@@ -77,8 +78,13 @@ TEST_F(ClusterLink, AnIdleLinkSendsNoFasterThanItsRateAndOneStreamFillsIt) {
 // A host's egress is one queue for all it sends, the acknowledgements of what it receives
 // included. With one FIFO there (tbf) a stream the host sent elsewhere held those behind its data,
 // and what came in slowed: 1 MiB messages from host 0 to host 1 while host 1 streamed to host 2
-// took 9.61 ms, 1.145 times their time at the rate (8.81 ms, 1.05, with small packets first; 1.045
-// with host 1 quiet). A real host's fq_codel serves them first, and so do the cluster's links.
+// took 1.145 times their time at the rate against 1.045 with host 1 quiet (a Zen 5 EPYC). A real
+// host's fq_codel serves them first, and so do the cluster's links (1.05 there). Judged on what
+// does not depend on the CPU: host 1's small packets went through the class served first, and the
+// messages took at most 10 % longer than with host 1 quiet, in the same run. On a Zen 3 EPYC,
+// quiet 1.046 of the rate, with the stream 1.063-1.118 in five tries (the bound it had, 1.10 of
+// the rate, failed there), and 1.19-1.22 with the small packets' filter removed (one FIFO again),
+// which fails both checks.
 TEST_F(ClusterLink, AHostsIncomingStreamKeepsItsRateWhileItSendsElsewhere) {
   const std::string name = unique_name();
   up(name, 3, "1gbit");
@@ -86,18 +92,34 @@ TEST_F(ClusterLink, AHostsIncomingStreamKeepsItsRateWhileItSendsElsewhere) {
   ASSERT_TRUE(record.has_value());
   const auto ns = [&](int host) { return cluster::namespace_name(name, host); };
   const auto address = [&](int host) { return cluster::host_address(record->slot, host); };
+  // Packets host 1 has sent through its class for small packets (1:10, network.cpp).
+  const auto small_packets_sent = [&] {
+    const Outcome shown = testing::shell("tc -n " + ns(1) + " -s class show dev eth0 classid 1:10");
+    std::smatch match;
+    const std::regex sent(R"(Sent \d+ bytes (\d+) pkt)");
+    return std::regex_search(shown.output, match, sent) ? std::stol(match[1].str()) : -1L;
+  };
+  constexpr size_t kSize = size_t{1} << 20;
+  constexpr int kMessages = 40;
+  const double at_rate = static_cast<double>(kSize) * 8 / 1e9;
+  const auto quiet = testing::tcp_message_times(ns(0), ns(1), address(1), kSize, 0.0, kMessages);
   testing::StreamResult elsewhere;
   std::thread stream([&] { elsewhere = testing::tcp_stream(ns(1), ns(2), address(2), 3.0); });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the stream past its slow start
-  constexpr size_t kSize = size_t{1} << 20;
-  const auto times = testing::tcp_message_times(ns(0), ns(1), address(1), kSize, 0.0, 40);
+  const long small_before = small_packets_sent();
+  const auto busy = testing::tcp_message_times(ns(0), ns(1), address(1), kSize, 0.0, kMessages);
+  const long small_after = small_packets_sent();
   stream.join();
-  ASSERT_TRUE(times.connected && elsewhere.connected);
-  const double at_rate = static_cast<double>(kSize) * 8 / 1e9;
-  std::printf("1 MiB host 0 -> host 1 while host 1 streams to host 2: %.3f ms, %.3f of its time at the rate; "
-              "the stream %.3f Gbit/s\n",
-              times.back_to_back_s * 1e3, times.back_to_back_s / at_rate, elsewhere.steady_gbit_per_s());
-  EXPECT_LE(times.back_to_back_s, 1.10 * at_rate);
+  ASSERT_TRUE(quiet.connected && busy.connected && elsewhere.connected);
+  std::printf("1 MiB host 0 -> host 1: %.3f of its time at the rate with host 1 quiet, %.3f while host 1 streams "
+              "to host 2 (%ld small packets sent first meanwhile); the stream %.3f Gbit/s\n",
+              quiet.back_to_back_s / at_rate, busy.back_to_back_s / at_rate, small_after - small_before,
+              elsewhere.steady_gbit_per_s());
+  ASSERT_GE(small_before, 0) << "no class 1:10 on host 1's link";
+  // An acknowledgement at least every two of the largest packets the link lets through.
+  const long packet = cluster::link_shaping(cluster::parse_link_rate("1gbit")).max_packet_bytes;
+  EXPECT_GE(small_after - small_before, static_cast<long>(kMessages * kSize) / (2 * packet));
+  EXPECT_LE(busy.back_to_back_s, 1.10 * quiet.back_to_back_s);
   EXPECT_GE(elsewhere.steady_gbit_per_s(), 0.85);  // and the stream out still has the link
 }
 
