@@ -18,6 +18,7 @@
 # machine's cores are split among the hosts (1, 0.67, 0.5 core at 2, 3, 4 hosts on 2 cores).
 # CLUSTER_PREFIX (default pred) names the clusters, so two validations on one machine do not meet.
 # TRAIN_SAMPLES (default 96) sizes AlexNet's and ResNet-18's epoch (192: 12, 8 and 6 steps at 2, 3, 4).
+# TRAIN_LR (default 0.001) is every run's SGD learning rate.
 # LENET5_SAMPLES (default 53760: 640, 426 and 320 steps at 2, 3, 4) sizes LeNet-5's.
 # TRACE_STEPS (default 0) writes each rank's timeline of that many steps an epoch into its run
 # (trace-<rank>.json, the profiler's `profile.trace_steps`), to see when ranks and buckets meet.
@@ -45,6 +46,10 @@ cores_per_host=${5:-}
 prefix=${CLUSTER_PREFIX:-pred}
 train_samples=${TRAIN_SAMPLES:-96}  # AlexNet's and ResNet-18's epoch; more steps, less noise, longer runs
 lenet5_samples=${LENET5_SAMPLES:-53760}
+# The step's time does not depend on the learning rate, but a run that diverges ends: at the
+# study's 0.01, AlexNet's ps-async (gradients N-1 versions stale, momentum 0.9) reached a NaN loss
+# by step 7 of 192 samples on random images.
+train_lr=${TRAIN_LR:-0.001}
 transports=${TRANSPORTS:-"ring mpi ps-sync ps-async ddp"}
 dtbench=$(realpath "${DTBENCH:-build/dtbench}")  # a copy keeps a rebuild from changing it mid-run
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -168,7 +173,7 @@ train_run() {  # dir hosts link model transport repeat
   [ -f "$run/report.json" ] && return 0
   rm -rf "$run"
   local common=(--config "configs/study/$4-cifar10.yaml" --set "dataset.path=$(data_for "$4")" --set dataset.augment=false --set "batch=$(batch_for "$4")"
-                --set epochs=2 --set steps=0 --set threads=1 --set "profile.trace_steps=${TRACE_STEPS:-0}"
+                --set "optimizer.lr=$train_lr" --set epochs=2 --set steps=0 --set threads=1 --set "profile.trace_steps=${TRACE_STEPS:-0}"
                 ${PS_PLACEMENT:+--set "ps.placement=$PS_PLACEMENT"})
   if [[ $5 == ps-* ]]; then
     [ -f "$token" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$token")
