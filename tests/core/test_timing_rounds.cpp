@@ -3,6 +3,8 @@
 // dropped after its first undisturbed round.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "core/tuning/timing_rounds.h"
@@ -10,7 +12,7 @@
 namespace dtbench {
 namespace {
 
-// Candidate i's k-th timing is script[i][k] (the last one repeated), undisturbed unless listed.
+// Candidate i's k-th timing is timings[i][k], the last one repeated once they run out.
 struct Script {
   std::vector<std::vector<QuietTiming>> timings;
   std::vector<int> calls = std::vector<int>(timings.size(), 0);
