@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,14 @@ inline std::vector<std::string> cluster_leftovers(const std::string& name) {
 
 class ClusterTest : public MpirunTest {
  protected:
+  // Seconds of this machine's CPU time taken by its hypervisor for other guests (/proc/stat's steal).
+  static double stolen_seconds() {
+    std::ifstream stat("/proc/stat");
+    std::string cpu;
+    long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+    stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
+    return static_cast<double>(steal) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "emulated clusters need root (CAP_NET_ADMIN); running as uid " << geteuid();
     const std::string probe = "dtb-probe-" + std::to_string(getpid());

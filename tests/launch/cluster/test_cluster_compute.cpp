@@ -31,14 +31,6 @@ class ClusterCompute : public testing::ClusterTest {
     if (!std::regex_search(output, match, row)) return -1;
     return std::stod(match[1].str());
   }
-  // Seconds of this machine's CPU time taken by its hypervisor for other guests (/proc/stat's steal).
-  static double stolen_seconds() {
-    std::ifstream stat("/proc/stat");
-    std::string cpu;
-    long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
-    stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
-    return static_cast<double>(steal) / static_cast<double>(sysconf(_SC_CLK_TCK));
-  }
   // One counter ("nr_throttled 3") of a cgroup's cpu.stat; 0 where the file or the key is missing.
   static long cgroup_counter(const fs::path& file, const std::string& key) {
     std::ifstream in(file);

@@ -63,15 +63,22 @@ TEST_F(ClusterLink, AnIdleLinkSendsNoFasterThanItsRateAndOneStreamFillsIt) {
     // stall of 100 ms in one of ten 1 s iperf3 runs, with no packet dropped by the shaping), and
     // the machine itself can be slow for seconds (a CI run: every figure of this test 5-40 %
     // slower for 15 s, the stream 0.90-0.93 in three tries; alone, here, 0.975-0.999).
+    // Each try's CPU time taken by the hypervisor is printed beside it, so that a miss names it
+    // where it was the cause (a Zen 3 EPYC, in a whole suite: five tries at 0.92-0.93, alone 0.98-1.00).
     double best = 0;
+    std::string tries;
     for (int attempt = 0; attempt < 5 && best < 0.95; ++attempt) {
       if (attempt > 0) std::this_thread::sleep_for(std::chrono::seconds(3));
+      const double stolen_before = stolen_seconds();
       const auto stream = testing::tcp_stream(from_ns, to_ns, to_address, 2.0);
       ASSERT_TRUE(stream.connected) << "host " << from << " could not connect to host " << to;
-      best = std::max(best, stream.steady_gbit_per_s() * 1e9 / kPayloadPerWireByte / kRate);
+      const double share = stream.steady_gbit_per_s() * 1e9 / kPayloadPerWireByte / kRate;
+      tries += fmt::format("{}{:.3f} (stolen {:.2f} s)", tries.empty() ? "" : ", ", share, stolen_seconds() - stolen_before);
+      best = std::max(best, share);
     }
-    std::printf("host %d -> host %d, one stream: %.3f of the rate on the wire\n", from, to, best);
-    EXPECT_GE(best, 0.95) << "host " << from << " -> host " << to;
+    std::printf("host %d -> host %d, one stream: %.3f of the rate on the wire; tries %s\n", from, to, best,
+                tries.c_str());
+    EXPECT_GE(best, 0.95) << "host " << from << " -> host " << to << ": " << tries;
   }
 }
 
