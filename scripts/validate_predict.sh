@@ -17,7 +17,9 @@
 # of N hosts changes (the held-out validation, fit on 2 and 3 hosts, predict 4). Left out, the
 # machine's cores are split among the hosts (1, 0.67, 0.5 core at 2, 3, 4 hosts on 2 cores).
 # CLUSTER_PREFIX (default pred) names the clusters, so two validations on one machine do not meet.
-# TRAIN_SAMPLES (default 96) sizes AlexNet's and ResNet-18's epoch (192: 12, 8 and 6 steps at 2, 3, 4).
+# TRAIN_SAMPLES (default 96) sizes AlexNet's and ResNet-18's epoch (192: 12, 8 and 6 steps at 2, 3, 4);
+# EPOCH_STEPS instead gives their epoch that many steps at every host count (a data set of hosts x
+# batch x EPOCH_STEPS samples each), so the runs at 4 hosts are timed over as many steps as at 2.
 # TRAIN_LR (default 0.001) is every run's SGD learning rate.
 # LENET5_SAMPLES (default 53760: 640, 426 and 320 steps at 2, 3, 4) sizes LeNet-5's.
 # TRACE_STEPS (default 0) writes each rank's timeline of that many steps an epoch into its run
@@ -46,6 +48,10 @@ cores_per_host=${5:-}
 prefix=${CLUSTER_PREFIX:-pred}
 train_samples=${TRAIN_SAMPLES:-96}  # AlexNet's and ResNet-18's epoch; more steps, less noise, longer runs
 lenet5_samples=${LENET5_SAMPLES:-53760}
+epoch_steps=${EPOCH_STEPS:-}
+if [ -n "$epoch_steps" ] && ! [[ $epoch_steps =~ ^[1-9][0-9]*$ ]]; then
+  echo "EPOCH_STEPS=$epoch_steps: expected a positive whole number of steps an epoch" >&2; exit 2
+fi
 # The step's time does not depend on the learning rate, but a run that diverges ends: at the
 # study's 0.01, AlexNet's ps-async (gradients N-1 versions stale, momentum 0.9) reached a NaN loss
 # by step 7 of 192 samples on random images.
@@ -72,7 +78,13 @@ mkdir -p "$out"/{fit,runs,logs,psbench}
 batch_for() { if [ "$1" = lenet5 ]; then echo 42; else echo 8; fi; }
 # bench ps rounds per payload: LeNet-5's take milliseconds, and five of them are mostly noise.
 ps_iters_for() { if [ "$1" = lenet5 ]; then echo 100; else echo 5; fi; }
-data_for() { if [ "$1" = lenet5 ]; then echo "$out/data-lenet5"; else echo "$out/data"; fi; }
+data_for() {  # model hosts
+  if [ "$1" = lenet5 ]; then echo "$out/data-lenet5"; return; fi
+  if [ -z "$epoch_steps" ]; then echo "$out/data"; return; fi
+  local dir="$out/data-$2x${epoch_steps}steps"
+  [ -d "$dir" ] || "$dtbench" data synth --format cifar10 --out "$dir" --train "$(($2 * $(batch_for "$1") * epoch_steps))" --test 16 >/dev/null
+  echo "$dir"
+}
 
 cluster="" sampler=""
 cleanup() { [ -n "$cluster" ] && "$dtbench" cluster down "$cluster" >/dev/null 2>&1 || true; cluster=""; }
@@ -172,7 +184,7 @@ train_run() {  # dir hosts link model transport repeat
   local run="$out/runs/$name" log="$out/logs/$name.log" servers="" token="$out/psbench/token"
   [ -f "$run/report.json" ] && return 0
   rm -rf "$run"
-  local common=(--config "configs/study/$4-cifar10.yaml" --set "dataset.path=$(data_for "$4")" --set dataset.augment=false --set "batch=$(batch_for "$4")"
+  local common=(--config "configs/study/$4-cifar10.yaml" --set "dataset.path=$(data_for "$4" "$2")" --set dataset.augment=false --set "batch=$(batch_for "$4")"
                 --set "optimizer.lr=$train_lr" --set epochs=2 --set steps=0 --set threads=1 --set "profile.trace_steps=${TRACE_STEPS:-0}"
                 ${PS_PLACEMENT:+--set "ps.placement=$PS_PLACEMENT"})
   if [[ $5 == ps-* ]]; then
