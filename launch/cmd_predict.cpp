@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "comm/transport_catalogue.h"
+#include "core/tuning/summing_speed.h"
 #include "core/util/error.h"
 #include "launch/blueprint/number_option.h"
 #include "launch/commands.h"
@@ -32,7 +33,7 @@ struct PredictOptions {
   int shards = 0;
   bool servers_apart = false;
   int shared_cores = 0;            // 0: each host has cores of its own
-  double reduce_ns_per_byte = -1;  // negative: timed here
+  double reduce_ns_per_byte = -1;  // negative: the bench files' record, else timed here
   double alpha_us = -1;            // negative: the fitted latency at extrapolated links too
   double compute_speedup = 1;      // the measured compute phases divided by this
   bool no_calibrate = false;       // the bench's constants alone, also for the run's own transport and link
@@ -49,6 +50,19 @@ constexpr const char* kOneRunOptions[] = {"--link",         "--transport", "--sh
 
 // Workers faster than the measured one by `speedup` (another CPU, a GPU): every compute phase
 // divided by it, and the figures say so.
+// The cost of summing a received byte: --reduce-ns-per-byte where given, else what the bench files
+// recorded on the cluster's hosts, else timed here (files written before they recorded it) — then
+// the prediction depends on the machine that makes it, which the log says.
+double summing_s_per_byte(double given_ns_per_byte, const std::vector<FitFile>& benches) {
+  if (given_ns_per_byte >= 0) return given_ns_per_byte / 1e9;
+  if (const std::optional<double> recorded = recorded_summing_s_per_byte(benches)) return *recorded;
+  const double here = measure_summing_s_per_byte();
+  spdlog::info("the bench files record no summing cost (reduce_ns_per_byte): timed on this machine, {:.3f} ns a "
+               "byte; --reduce-ns-per-byte gives it",
+               here * 1e9);
+  return here;
+}
+
 void scale_compute(MeasuredRun& run, double speedup) {
   run.workload.compute.divide_by(speedup);
   run.source += fmt::format(", compute divided by {:g} (--compute-speedup)", speedup);
@@ -72,9 +86,8 @@ void predict_from_fit_runs(const PredictOptions& o, const std::vector<std::files
                "runs at two host counts at least (--fit RUN_2,RUN_3), or bench files of its cluster beside it "
                "(--fit RUN,LINK:FILE)", runs.front().string());
   }
-  const double reduce = o.reduce_ns_per_byte >= 0 ? o.reduce_ns_per_byte / 1e9 : 0.0;
   std::optional<FittedConstants> constants;
-  if (!benches.empty()) constants.emplace(benches, reduce > 0 ? reduce : measure_reduce_s_per_byte());
+  if (!benches.empty()) constants.emplace(benches, summing_s_per_byte(o.reduce_ns_per_byte, benches));
   const std::vector<FitRun> fit_runs = load_fit_runs(runs);
   const FittedConstants* benches_fitted = constants ? &*constants : nullptr;
   RunFit fit = fit_on_runs(fit_runs, benches_fitted);
@@ -117,7 +130,7 @@ void run_predict(const PredictOptions& o) {
   if (std::find(workers.begin(), workers.end(), 1) == workers.end()) workers.insert(workers.begin(), 1);
   std::sort(workers.begin(), workers.end());
 
-  const double reduce = o.reduce_ns_per_byte >= 0 ? o.reduce_ns_per_byte / 1e9 : measure_reduce_s_per_byte();
+  const double reduce = summing_s_per_byte(o.reduce_ns_per_byte, fits);
   const FittedConstants constants(fits, reduce, o.alpha_us >= 0 ? o.alpha_us / 1e6 : -1);
   MeasuredRun run = load_measured_run(o.run_dir);
   take_buckets_sent(run);  // DDP's own buckets, for the check against the run
@@ -162,7 +175,7 @@ void add_predict_command(CLI::App& app) {
                       "All hosts share this many cores, as on the emulated cluster (default 0: each host its own)")
       ->check(non_negative_number());
   command->add_option("--reduce-ns-per-byte", o->reduce_ns_per_byte,
-                      "Cost of summing a received byte (default: timed on this machine)");
+                      "Cost of summing a received byte (default: as the bench files recorded it, else timed on this machine)");
   command->add_option("--alpha-us", o->alpha_us,
                       "Latency per message at link rates no --fit measured (default: as fitted at the fastest)");
   command->add_option("--compute-speedup", o->compute_speedup,

@@ -33,6 +33,7 @@
 #include "comm/transport_catalogue.h"
 #include "core/device/device.h"
 #include "core/tensor/tensor.h"
+#include "core/tuning/summing_speed.h"
 #include "core/util/cpu_quota.h"
 #include "core/util/error.h"
 #include "launch/blueprint/number_option.h"
@@ -261,6 +262,9 @@ void write_json(const BenchContext& c, int hosts, const nlohmann::json& rows) {
       {"average", false},               {"chunk_bytes", c.chunks.rule().bytes},
       {"chunk_source", c.chunks.rule().source},  {"chunk_timing", c.chunks.timings_json()},
       {"ring_path", c.shared ? "shm" : "messages"},
+      // The cost model's charge for summing a received byte, timed here on the cluster's host so
+      // that `predict` from this file does not depend on the machine it runs on.
+      {"reduce_ns_per_byte", 1e9 * measure_summing_s_per_byte()},
       {"device", c.device ? c.device->name() : "cpu"},
       {"staged_through_host", c.staging != nullptr},
       {"warmup", c.options.warmup},     {"iterations_requested", c.options.iterations},

@@ -3,10 +3,8 @@
 #include "launch/predict/fit.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <fstream>
-#include <limits>
 #include <map>
 #include <regex>
 
@@ -140,20 +138,6 @@ NetworkConstants fit_ps(const std::vector<PsSample>& samples, double reduce_s_pe
   c.apply_s_per_byte = weight > 0 ? std::max(0.0, server_per_shard_byte / weight) : 0.0;
   c.cpu_s_per_byte = tcp_bytes > 0 ? tcp_s / tcp_bytes : 0.0;
   return c;
-}
-
-double measure_reduce_s_per_byte() {
-  constexpr size_t kFloats = 2 << 20;  // 8 MiB each: beyond the caches, as a gradient bucket is
-  std::vector<float> sum(kFloats, 1.0f), part(kFloats, 0.5f);
-  double best = std::numeric_limits<double>::infinity();
-  for (int run = 0; run < 5; ++run) {
-    const auto start = std::chrono::steady_clock::now();
-    for (size_t k = 0; k < kFloats; ++k) sum[k] += part[k];
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    best = std::min(best, took.count());
-  }
-  if (sum[kFloats / 2] < 1.0f) throw LogicError("reduce timing: the sum went wrong");  // keeps the loop alive
-  return best / (kFloats * sizeof(float));
 }
 
 FitFile parse_fit_argument(std::string_view text) {

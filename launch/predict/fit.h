@@ -6,6 +6,7 @@
 // were.
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -68,15 +69,18 @@ void set_measured_ps_rounds(const std::vector<PsSample>& samples, NetworkConstan
 // (their total time over their total bytes: the large payloads, where latency does not show).
 NetworkConstants fit_ps(const std::vector<PsSample>& samples, double reduce_s_per_byte);
 
-// Seconds per byte of summing one float buffer into another on this machine (best of a few runs).
-double measure_reduce_s_per_byte();
-
 // A `--fit LINK:FILE` argument.
 struct FitFile {
   LinkRate link;
   std::filesystem::path path;
 };
 FitFile parse_fit_argument(std::string_view text);
+
+// The cost of summing a received byte as the bench files recorded it where they ran, on the
+// cluster's hosts (`reduce_ns_per_byte`, written by bench allreduce): the median over the files
+// that have it; none where no file does (files written before it was recorded). InputError for a
+// value that is not a number >= 0, naming the file.
+std::optional<double> recorded_summing_s_per_byte(const std::vector<FitFile>& files);
 
 // Constants per transport and link rate (bits/s), fitted from the files.
 class FittedConstants {

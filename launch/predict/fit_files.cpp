@@ -104,6 +104,23 @@ AllreduceSchedule open_mpi_schedule_at(const Groups& g, double link_bits, double
 
 }  // namespace
 
+std::optional<double> recorded_summing_s_per_byte(const std::vector<FitFile>& files) {
+  std::vector<double> recorded;
+  for (const FitFile& f : files) {
+    const nlohmann::json j = read_json(f.path);
+    if (!j.is_object() || !j.contains("reduce_ns_per_byte")) continue;
+    const nlohmann::json& value = j.at("reduce_ns_per_byte");
+    if (!value.is_number() || value.get<double>() < 0) {
+      fail_input("{}: reduce_ns_per_byte is {}, expected a number of nanoseconds >= 0", f.path.string(), value.dump());
+    }
+    recorded.push_back(value.get<double>() / 1e9);
+  }
+  if (recorded.empty()) return std::nullopt;
+  std::sort(recorded.begin(), recorded.end());
+  const size_t n = recorded.size();
+  return n % 2 == 1 ? recorded[n / 2] : (recorded[n / 2 - 1] + recorded[n / 2]) / 2;
+}
+
 FittedConstants::FittedConstants(const std::vector<FitFile>& files, double reduce_s_per_byte,
                                  double extrapolated_alpha_s)
     : extrapolated_alpha_s_(extrapolated_alpha_s) {

@@ -111,6 +111,15 @@ TEST_F(RingChunk, ANamedChunkIsKept) {
   EXPECT_TRUE(report["chunk_timing"].is_null()) << report.dump();
 }
 
+// The file also carries what summing a received byte costs on this host, which `predict` then
+// takes from it rather than timing the machine it runs on (tests/launch/predict).
+TEST_F(RingChunk, TheFileRecordsWhatSummingAByteCostsOnThisHost) {
+  const auto report = bench("--mca btl_tcp_eager_limit 40000", "", "--chunk-kb 8");
+  ASSERT_TRUE(report.contains("reduce_ns_per_byte")) << output_ << report.dump();
+  EXPECT_GT(report["reduce_ns_per_byte"].get<double>(), 0.0);
+  EXPECT_LT(report["reduce_ns_per_byte"].get<double>(), 1000.0);  // under a microsecond a byte
+}
+
 // Rank 1 runs with a smaller eager limit than rank 0. Each would cut its receives to its own
 // chunk; a 100,000-byte segment then arrives in pieces the other did not post, and MPI truncates.
 // The eager chunk both time against 1 MiB is the smaller, and the sums come out right either way.

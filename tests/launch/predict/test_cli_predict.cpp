@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -125,6 +126,42 @@ TEST_F(CliPredict, SharedCoresAreNamedAndNeedTheProbe) {
   for (size_t k = 0; k < own["predictions"].size(); ++k) {
     EXPECT_DOUBLE_EQ(own["predictions"][k]["step_s"].get<double>(), shared["predictions"][k]["step_s"].get<double>());
   }
+}
+
+// bench allreduce records what summing a received byte costs on the cluster's host; predict takes
+// that, not a timing of the machine it runs on: the constants and steps of --reduce-ns-per-byte
+// with the recorded value. A recorded value that is no cost is refused, named.
+TEST_F(CliPredict, TheSummingCostABenchFileRecordedIsTakenOverThisMachinesTiming) {
+  struct Predicted {
+    double reduce_ns_per_byte = -1, step_s = -1;  // the ring's at 1gbit; its step at 4 workers
+  };
+  const auto predict_ring = [&](const std::string& summing, const std::string& out) {
+    const Outcome r = dtbench("predict " + run_.string() + " " + summing + " --workers 4 --link 1gbit --transport ring " +
+                              fits() + " --out " + (root_ / out).string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const nlohmann::json predicted = read_json(root_ / out / "predict.json");
+    Predicted p{.reduce_ns_per_byte = predicted["constants"]["1gbit"]["ring"]["reduce_ns_per_byte"].get<double>()};
+    for (const auto& row : predicted["predictions"]) {
+      if (row["workers"] == 4) p.step_s = row["step_s"].get<double>();
+    }
+    return p;
+  };
+  nlohmann::json ar = read_json(root_ / "ar.json");
+  ar["reduce_ns_per_byte"] = 2.0;
+  std::ofstream(root_ / "ar.json") << ar;
+  const Predicted recorded = predict_ring("", "recorded"), given = predict_ring("--reduce-ns-per-byte 2", "given");
+  EXPECT_DOUBLE_EQ(recorded.reduce_ns_per_byte, 2.0);
+  EXPECT_GT(recorded.step_s, 0.0);
+  EXPECT_DOUBLE_EQ(recorded.step_s, given.step_s);
+  EXPECT_DOUBLE_EQ(predict_ring("--reduce-ns-per-byte 0", "none").reduce_ns_per_byte, 0.0);
+
+  ar["reduce_ns_per_byte"] = -1.0;
+  std::ofstream(root_ / "ar.json") << ar;
+  const Outcome bad = dtbench("predict " + run_.string() + " " + fits());
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("ar.json: reduce_ns_per_byte is -1.0, expected a number of nanoseconds >= 0"),
+            std::string::npos)
+      << bad.output;
 }
 
 TEST_F(CliPredict, BadInputIsNamed) {
