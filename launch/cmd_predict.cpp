@@ -48,8 +48,6 @@ struct PredictOptions {
 constexpr const char* kOneRunOptions[] = {"--link",         "--transport", "--shards",  "--servers-apart",
                                           "--shared-cores", "--alpha-us",  "--no-calibrate"};
 
-// Workers faster than the measured one by `speedup` (another CPU, a GPU): every compute phase
-// divided by it, and the figures say so.
 // The cost of summing a received byte: --reduce-ns-per-byte where given, else what the bench files
 // recorded on the cluster's hosts, else timed here (files written before they recorded it) — then
 // the prediction depends on the machine that makes it, which the log says.
@@ -63,6 +61,8 @@ double summing_s_per_byte(double given_ns_per_byte, const std::vector<FitFile>& 
   return here;
 }
 
+// Workers faster than the measured one by `speedup` (another CPU, a GPU): every compute phase
+// divided by it, and the figures say so.
 void scale_compute(MeasuredRun& run, double speedup) {
   run.workload.compute.divide_by(speedup);
   run.source += fmt::format(", compute divided by {:g} (--compute-speedup)", speedup);
