@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <fstream>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/util/error.h"
 #include "launch/predict/fit.h"
+#include "launch/report/statistics.h"
 
 namespace dtbench {
 
@@ -116,9 +118,7 @@ std::optional<double> recorded_summing_s_per_byte(const std::vector<FitFile>& fi
     recorded.push_back(value.get<double>() / 1e9);
   }
   if (recorded.empty()) return std::nullopt;
-  std::sort(recorded.begin(), recorded.end());
-  const size_t n = recorded.size();
-  return n % 2 == 1 ? recorded[n / 2] : (recorded[n / 2 - 1] + recorded[n / 2]) / 2;
+  return spread_of(std::move(recorded)).median;
 }
 
 FittedConstants::FittedConstants(const std::vector<FitFile>& files, double reduce_s_per_byte,
