@@ -16,7 +16,8 @@ namespace dtbench {
 // Seconds of backward that a second of bucket k's allreduce beside it takes on a host of
 // c.backward_sharing's cores: the allreduce's CPU (a rank's wire bytes each way through the kernel,
 // half a round trip's cpu_s_per_byte, and their summing) over its time, as a share of the host's
-// cores; at most 1. 0 where c.backward_sharing names no cores or no CPU a byte.
+// cores; at most half (the scheduler shares the quota between backward's thread and the
+// communication thread). 0 where c.backward_sharing names no cores or no CPU a byte.
 double backward_lost_per_second(const NetworkConstants& c, const Workload& workload, size_t k, int workers);
 
 // What the runs' backward lost to their allreduce buckets beside it at those rates, the mean per

@@ -64,6 +64,12 @@ TEST(Replay, BackwardOnAFullHostLosesTheCpuOfTheAllreduceBesideIt) {
   const Workload w = one_bucket(true, 0.2);
   EXPECT_NEAR(backward_lost_per_second(c, w, 0, 2), 0.5, 1e-12);
   EXPECT_NEAR(backward_lost_per_second(c, w, 0, 4), 0.25, 1e-12);
+  // On a host of a tenth of a core the 2 ranks' CPU is 2.5 times its quota: the scheduler still
+  // gives backward's thread half of it beside the communication thread.
+  NetworkConstants small = c;
+  small.backward_sharing.host_cores = 0.1;
+  EXPECT_NEAR(backward_lost_per_second(small, w, 0, 2), 0.5, 1e-12);
+  EXPECT_NEAR(backward_lost_per_second(small, w, 0, 4), 0.5, 1e-12);
 
   // Backward alone 10 ms (what the fit's runs lost: none): the bucket ready 0.2 into it, its 2 ms
   // all beside it, backward 11 ms: the step 10 + 11.
