@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Measures what `dtbench predict` is checked against, on the emulated cluster (as root): for each
-# host count and link rate it brings a cluster up, fits the transports' constants there (`bench
-# allreduce` across every host, at doubling sizes and the models' buckets; `bench ps` of one worker
-# against a server on another host, at the three models' payloads; `bench ps` of a worker on every
-# host against a shard beside each, sync and async), then trains each model two short epochs with
-# each transport, one worker per host and, for the parameter servers, one shard beside each worker
-# (the study's layout). The cluster
-# goes down after each setting, also on failure or Ctrl-C. Afterwards run
+# host count and link rate, the first time it brings that cluster up, it fits the transports'
+# constants there (`bench allreduce` across every host, at doubling sizes and the models' buckets;
+# `bench ps` of one worker against a server on another host, at the three models' payloads; `bench
+# ps` of a worker on every host against a shard beside each, sync and async); it trains each model
+# two short epochs with each transport at every host count in turn, one worker per host and, for
+# the parameter servers, one shard beside each worker (the study's layout), each run on a cluster
+# made for it. The cluster goes down after each run, also on failure or Ctrl-C. Afterwards run
 # scripts/validate_predict_compare.py OUT to set predicted against measured.
 #
 #   scripts/validate_predict.sh OUT [HOSTS="2 3"] [LINKS="1gbit 10gbit"] [MODELS="lenet5 alexnet resnet18"] \
@@ -24,7 +24,7 @@
 # LENET5_SAMPLES (default 53760: 640, 426 and 320 steps at 2, 3, 4) sizes LeNet-5's.
 # TRACE_STEPS (default 0) writes each rank's timeline of that many steps an epoch into its run
 # (trace-<rank>.json, the profiler's `profile.trace_steps`), to see when ranks and buckets meet.
-# REPEATS (default 1) trains every run that many times, in rounds over the host counts, each on its
+# REPEATS (default 1) trains every run that many times, in rounds over all of them, each on its
 # cluster made afresh (runs/MODEL-TRANSPORT-H-LINK, then ...-r2, ...): the compare script fits on every repeat and sets
 # each prediction against their mean, beside how far the repeats lie apart.
 # TRANSPORTS (default "ring mpi ps-sync ps-async ddp", ddp being PyTorch DDP, engine pytorch) narrows the runs; CLUSTER_CPUSET (a cpu list, e.g.
@@ -206,34 +206,43 @@ train_run() {  # dir hosts link model transport repeat
   wait
 }
 
-# Repeats are rounds over every host count (2, 3, 4, then 2, 3, 4 again), each cluster made afresh
-# for its round: a machine slower for some minutes then moves one repeat of one host count, not both
-# (pass HB, 2 hosts: four of ResNet-18's five runs of the first repeat 9-16 % slower than those of the
-# second, made minutes after; mpi 3 %). The benches run in the first round only.
+# The runs a prediction sets side by side are made minutes apart: each model and transport is
+# trained at every host count in turn (2, 3, 4 hosts, each cluster made for its run), then the next;
+# repeats are rounds over all of it. Made in rounds over the host counts instead (every run at 2
+# hosts, then at 3, then at 4), pass HC's runs at 2 hosts of the second round came 4-32 % faster
+# than the first round's and those at 4 hosts up to 37 % slower: the machine's speed drifted by a
+# third within the hour, and the repeats of a run lay 20 % apart at the median (HB's 2.5 %).
+# The benches run on each cluster the first time it is made.
+bring_up() {  # hosts link
+  cluster="${prefix}${1}${2%bit}"
+  dir="$out/cluster-$cluster"
+  "$dtbench" cluster up "$cluster" --hosts "$1" --link "$2" --dir "$dir" \
+    ${cores_per_host:+--cores-per-host "$cores_per_host"} ${CLUSTER_CPUSET:+--cpuset "$CLUSTER_CPUSET"} \
+    ${CLUSTER_SPREAD:+--spread} >> "$out/logs/up-$cluster.log"
+  if [ ! -f "$out/fit/ar-$1-$2.json" ]; then
+    echo "$(date -u +%T) cluster $cluster: $1 hosts at $2${cores_per_host:+, $cores_per_host core(s) each}: benches"
+    bench_allreduce "$dir" "$1" "$2"
+  fi
+  [ -f "$out/fit/ps-$1-$2.json" ] || bench_ps "$dir" "$1" "$2"
+  for mode in sync async; do
+    file="$out/fit/psworld-$mode-$1-$2.json"
+    [ -f "$file" ] || bench_ps_world "$dir" "$1" "$2" "$mode" "$file"
+  done
+}
+
 for ((repeat = 1; repeat <= ${REPEATS:-1}; repeat++)); do
   suffix=""  # the first run of each is named as without repeats
   if ((repeat > 1)); then suffix=$repeat; fi
-  for hosts in $hosts_list; do
-    for link in $links; do
-      cluster="${prefix}${hosts}${link%bit}"
-      dir="$out/cluster-$cluster"
-      "$dtbench" cluster up "$cluster" --hosts "$hosts" --link "$link" --dir "$dir" \
-        ${cores_per_host:+--cores-per-host "$cores_per_host"} ${CLUSTER_CPUSET:+--cpuset "$CLUSTER_CPUSET"} \
-        ${CLUSTER_SPREAD:+--spread} >> "$out/logs/up-$cluster.log"
-      echo "$(date -u +%T) cluster $cluster: $hosts hosts at $link${cores_per_host:+, $cores_per_host core(s) each}${REPEATS:+ (repeat $repeat)}"
-      [ -f "$out/fit/ar-$hosts-$link.json" ] || bench_allreduce "$dir" "$hosts" "$link"
-      [ -f "$out/fit/ps-$hosts-$link.json" ] || bench_ps "$dir" "$hosts" "$link"
-      for mode in sync async; do
-        file="$out/fit/psworld-$mode-$hosts-$link.json"
-        [ -f "$file" ] || bench_ps_world "$dir" "$hosts" "$link" "$mode" "$file"
-      done
-      for model in $models; do
-        for transport in $transports; do
+  for model in $models; do
+    for transport in $transports; do
+      for hosts in $hosts_list; do
+        for link in $links; do
+          bring_up "$hosts" "$link"
           train_run "$dir" "$hosts" "$link" "$model" "$transport" "$suffix"
-          echo "$(date -u +%T)   $model $transport done${REPEATS:+ (repeat $repeat)}"
+          echo "$(date -u +%T) $model $transport, $hosts hosts at $link${cores_per_host:+, $cores_per_host core(s) each} done${REPEATS:+ (repeat $repeat)}"
+          cleanup
         done
       done
-      cleanup
     done
   done
 done
