@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures what `dtbench predict` is checked against, on the emulated cluster (as root): for each
-# host count and link rate, the first time it brings that cluster up, it fits the transports'
+# host count and link rate it first brings a cluster up and fits the transports'
 # constants there (`bench allreduce` across every host, at doubling sizes and the models' buckets;
 # `bench ps` of one worker against a server on another host, at the three models' payloads; `bench
 # ps` of a worker on every host against a shard beside each, sync and async); it trains each model
@@ -133,7 +133,7 @@ EOF
 
 # One worker on host 1 against a sync server on host 0, at three payloads (the three models).
 bench_ps() {  # dir hosts link
-  local server port=51000 rows=()
+  local server port=51000 rows=() model
   server=$(host_address "$1" 0)
   for model in lenet5 alexnet resnet18; do
     port=$((port + 1))
@@ -154,7 +154,7 @@ bench_ps() {  # dir hosts link
 # async, one bench ps process per host (--first-worker h --world H), so every worker pushes to every
 # shard on the machine's shared cores, as a ps step does (async servers count from version 0).
 bench_ps_world() {  # dir hosts link mode file
-  local rows=() token="$out/psbench/token-world" port=52000
+  local rows=() token="$out/psbench/token-world" port=52000 model h
   [ -f "$token" ] || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$token")
   for model in lenet5 alexnet resnet18; do
     local servers="" log="$out/logs/psworld-$4-$2-$3-$model.log" tag="$out/psbench/world-$4-$2-$3-$model" blueprint
@@ -212,23 +212,28 @@ train_run() {  # dir hosts link model transport repeat
 # hosts, then at 3, then at 4), pass HC's runs at 2 hosts of the second round came 4-32 % faster
 # than the first round's and those at 4 hosts up to 37 % slower: the machine's speed drifted by a
 # third within the hour, and the repeats of a run lay 20 % apart at the median (HB's 2.5 %).
-# The benches run on each cluster the first time it is made.
+# The benches run first, on each cluster in turn.
 bring_up() {  # hosts link
   cluster="${prefix}${1}${2%bit}"
   dir="$out/cluster-$cluster"
   "$dtbench" cluster up "$cluster" --hosts "$1" --link "$2" --dir "$dir" \
     ${cores_per_host:+--cores-per-host "$cores_per_host"} ${CLUSTER_CPUSET:+--cpuset "$CLUSTER_CPUSET"} \
     ${CLUSTER_SPREAD:+--spread} >> "$out/logs/up-$cluster.log"
-  if [ ! -f "$out/fit/ar-$1-$2.json" ]; then
-    echo "$(date -u +%T) cluster $cluster: $1 hosts at $2${cores_per_host:+, $cores_per_host core(s) each}: benches"
-    bench_allreduce "$dir" "$1" "$2"
-  fi
-  [ -f "$out/fit/ps-$1-$2.json" ] || bench_ps "$dir" "$1" "$2"
-  for mode in sync async; do
-    file="$out/fit/psworld-$mode-$1-$2.json"
-    [ -f "$file" ] || bench_ps_world "$dir" "$1" "$2" "$mode" "$file"
-  done
 }
+
+for hosts in $hosts_list; do
+  for link in $links; do
+    bring_up "$hosts" "$link"
+    echo "$(date -u +%T) cluster $cluster: $hosts hosts at $link${cores_per_host:+, $cores_per_host core(s) each}: benches"
+    [ -f "$out/fit/ar-$hosts-$link.json" ] || bench_allreduce "$dir" "$hosts" "$link"
+    [ -f "$out/fit/ps-$hosts-$link.json" ] || bench_ps "$dir" "$hosts" "$link"
+    for mode in sync async; do
+      file="$out/fit/psworld-$mode-$hosts-$link.json"
+      [ -f "$file" ] || bench_ps_world "$dir" "$hosts" "$link" "$mode" "$file"
+    done
+    cleanup
+  done
+done
 
 for ((repeat = 1; repeat <= ${REPEATS:-1}; repeat++)); do
   suffix=""  # the first run of each is named as without repeats
