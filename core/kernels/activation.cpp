@@ -3,17 +3,23 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/kernels/parallel_ranges.h"
+
 namespace dtbench::kernels {
 
 void relu_forward(float* out, const float* inp, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = std::max(inp[i], 0.0f);
+  parallel_ranges(n, kMinFloatsPerThread, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) out[i] = std::max(inp[i], 0.0f);
+  });
 }
 
 void relu_backward(float* dinp, const float* dout, const float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = dout[i];  // loaded unconditionally, so the select vectorises
-    dinp[i] = out[i] > 0.0f ? g : 0.0f;
-  }
+  parallel_ranges(n, kMinFloatsPerThread, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) {
+      const float g = dout[i];  // loaded unconditionally, so the select vectorises
+      dinp[i] = out[i] > 0.0f ? g : 0.0f;
+    }
+  });
 }
 
 void tanh_forward(float* out, const float* inp, int64_t n) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/kernels/parallel_ranges.h"
+
 namespace dtbench::kernels {
 
 namespace {
@@ -90,6 +92,12 @@ void add_gradient_sums(Lanes& lanes, Sums& sums, const float* dy, const float* x
   }
 }
 
+// Items per thread of parallel_ranges for loops over (B, C, P) by channels or by planes.
+int64_t min_channels(int64_t B, int64_t P) {
+  return kMinFloatsPerThread / std::max<int64_t>(B * P, 1) + 1;
+}
+int64_t min_planes(int64_t P) { return kMinFloatsPerThread / std::max<int64_t>(P, 1) + 1; }
+
 }  // namespace
 
 void batchnorm_forward_train(float* out, float* mean, float* var, float* inv_std, const float* inp,
@@ -97,46 +105,49 @@ void batchnorm_forward_train(float* out, float* mean, float* var, float* inv_std
                              int64_t C, int64_t P) {
   const double count = double(B) * double(P);
   const int64_t fold_every = planes_per_fold(P);
-  for (int64_t c0 = 0; c0 < C; c0 += kChannelBlock) {
-    const int64_t c1 = std::min(C, c0 + kChannelBlock);
-    // One pass, shifted by a value of each channel: Σ(x − s)² / N − (Σ(x − s) / N)² does not
-    // cancel badly the way Σx² / N − mean² does when |mean| ≫ std.
-    float shift[kChannelBlock];
-    Sums sums[kChannelBlock];    // Σ (x − shift), Σ (x − shift)² per channel of the block
-    Lanes lanes[kChannelBlock];  // the same, not yet folded into sums
-    for (int64_t c = c0; c < c1; ++c) shift[c - c0] = B * P > 0 ? inp[c * P] : 0.0f;
-    for (int64_t b = 0; b < B; ++b) {
+  parallel_ranges(C, min_channels(B, P), [&](int64_t first, int64_t last) {
+    for (int64_t c0 = first; c0 < last; c0 += kChannelBlock) {
+      const int64_t c1 = std::min(last, c0 + kChannelBlock);
+      // One pass, shifted by a value of each channel: Σ(x − s)² / N − (Σ(x − s) / N)² does not
+      // cancel badly the way Σx² / N − mean² does when |mean| ≫ std.
+      float shift[kChannelBlock];
+      Sums sums[kChannelBlock];    // Σ (x − shift), Σ (x − shift)² per channel of the block
+      Lanes lanes[kChannelBlock];  // the same, not yet folded into sums
+      for (int64_t c = c0; c < c1; ++c) shift[c - c0] = B * P > 0 ? inp[c * P] : 0.0f;
+      for (int64_t b = 0; b < B; ++b) {
+        for (int64_t c = c0; c < c1; ++c) {
+          add_shifted_sums(lanes[c - c0], sums[c - c0], inp + (b * C + c) * P, shift[c - c0], P);
+        }
+        if ((b + 1) % fold_every == 0 || b + 1 == B) {
+          for (int64_t c = c0; c < c1; ++c) fold(sums[c - c0], lanes[c - c0]);
+        }
+      }
       for (int64_t c = c0; c < c1; ++c) {
-        add_shifted_sums(lanes[c - c0], sums[c - c0], inp + (b * C + c) * P, shift[c - c0], P);
-      }
-      if ((b + 1) % fold_every == 0 || b + 1 == B) {
-        for (int64_t c = c0; c < c1; ++c) fold(sums[c - c0], lanes[c - c0]);
+        const double shifted_mean = count > 0 ? sums[c - c0].first / count : 0.0;
+        const double variance = std::max(
+            count > 0 ? sums[c - c0].second / count - shifted_mean * shifted_mean : 0.0, 0.0);
+        mean[c] = static_cast<float>(shift[c - c0] + shifted_mean);
+        var[c] = static_cast<float>(variance);
+        inv_std[c] = static_cast<float>(1.0 / std::sqrt(variance + epsilon));
       }
     }
-    for (int64_t c = c0; c < c1; ++c) {
-      const double shifted_mean = count > 0 ? sums[c - c0].first / count : 0.0;
-      const double variance = std::max(
-          count > 0 ? sums[c - c0].second / count - shifted_mean * shifted_mean : 0.0, 0.0);
-      mean[c] = static_cast<float>(shift[c - c0] + shifted_mean);
-      var[c] = static_cast<float>(variance);
-      inv_std[c] = static_cast<float>(1.0 / std::sqrt(variance + epsilon));
-    }
-  }
+  });
   batchnorm_normalize(out, inp, mean, inv_std, weight, bias, B, C, P);
 }
 
 void batchnorm_normalize(float* out, const float* inp, const float* mean, const float* inv_std,
                          const float* weight, const float* bias, int64_t B, int64_t C, int64_t P) {
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t c = 0; c < C; ++c) {
+  parallel_ranges(B * C, min_planes(P), [&](int64_t first, int64_t last) {
+    for (int64_t plane = first; plane < last; ++plane) {
       // y = x · scale + shift, the statistics and the affine folded per channel.
+      const int64_t c = plane % C;
       const float scale = weight[c] * inv_std[c];
       const float shift = bias[c] - mean[c] * scale;
-      const float* x = inp + (b * C + c) * P;  // (P)
-      float* y = out + (b * C + c) * P;        // (P)
+      const float* x = inp + plane * P;  // (P)
+      float* y = out + plane * P;        // (P)
       for (int64_t i = 0; i < P; ++i) y[i] = x[i] * scale + shift;
     }
-  }
+  });
 }
 
 void batchnorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
@@ -144,32 +155,35 @@ void batchnorm_backward(float* dinp, float* dweight, float* dbias, const float* 
                         const float* weight, bool batch_statistics, int64_t B, int64_t C,
                         int64_t P) {
   const int64_t fold_every = planes_per_fold(P);
-  for (int64_t c0 = 0; c0 < C; c0 += kChannelBlock) {
-    const int64_t c1 = std::min(C, c0 + kChannelBlock);
-    Sums sums[kChannelBlock];    // Σ dy, Σ dy · (x − mean) per channel of the block
-    Lanes lanes[kChannelBlock];  // the same, not yet folded into sums
-    for (int64_t b = 0; b < B; ++b) {
+  parallel_ranges(C, min_channels(B, P), [&](int64_t first, int64_t last) {
+    for (int64_t c0 = first; c0 < last; c0 += kChannelBlock) {
+      const int64_t c1 = std::min(last, c0 + kChannelBlock);
+      Sums sums[kChannelBlock];    // Σ dy, Σ dy · (x − mean) per channel of the block
+      Lanes lanes[kChannelBlock];  // the same, not yet folded into sums
+      for (int64_t b = 0; b < B; ++b) {
+        for (int64_t c = c0; c < c1; ++c) {
+          add_gradient_sums(lanes[c - c0], sums[c - c0], dout + (b * C + c) * P,
+                            inp + (b * C + c) * P, mean[c], P);
+        }
+        if ((b + 1) % fold_every == 0 || b + 1 == B) {
+          for (int64_t c = c0; c < c1; ++c) fold(sums[c - c0], lanes[c - c0]);
+        }
+      }
       for (int64_t c = c0; c < c1; ++c) {
-        add_gradient_sums(lanes[c - c0], sums[c - c0], dout + (b * C + c) * P,
-                          inp + (b * C + c) * P, mean[c], P);
-      }
-      if ((b + 1) % fold_every == 0 || b + 1 == B) {
-        for (int64_t c = c0; c < c1; ++c) fold(sums[c - c0], lanes[c - c0]);
+        dbias[c] = static_cast<float>(sums[c - c0].first);
+        dweight[c] = static_cast<float>(sums[c - c0].second * inv_std[c]);
       }
     }
-    for (int64_t c = c0; c < c1; ++c) {
-      dbias[c] = static_cast<float>(sums[c - c0].first);
-      dweight[c] = static_cast<float>(sums[c - c0].second * inv_std[c]);
-    }
-  }
+  });
   if (dinp == nullptr) return;
 
   // dx = a · dy + k · (x − mean) + d per channel, with a = γ · istd and, for batch statistics,
   // d = −a · Σdy / N and k = −a · istd² · Σ dy·(x − mean) / N (the fused formula expanded, using
   // Σ dy·x̂ = istd · Σ dy·(x − mean) = dweight).
   const double count = double(B) * double(P);
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t c = 0; c < C; ++c) {
+  parallel_ranges(B * C, min_planes(P), [&](int64_t first, int64_t last) {
+    for (int64_t plane = first; plane < last; ++plane) {
+      const int64_t c = plane % C;
       const double istd = inv_std[c];
       const double a = double(weight[c]) * istd;
       const bool fused = batch_statistics && count > 0;
@@ -177,12 +191,12 @@ void batchnorm_backward(float* dinp, float* dweight, float* dbias, const float* 
       const float kf = fused ? static_cast<float>(-a * istd * dweight[c] / count) : 0.0f;
       const float df = fused ? static_cast<float>(-a * dbias[c] / count) : 0.0f;
       const float m = mean[c];
-      const float* dy = dout + (b * C + c) * P;  // (P)
-      const float* x = inp + (b * C + c) * P;    // (P)
-      float* dx = dinp + (b * C + c) * P;        // (P)
+      const float* dy = dout + plane * P;  // (P)
+      const float* x = inp + plane * P;    // (P)
+      float* dx = dinp + plane * P;        // (P)
       for (int64_t i = 0; i < P; ++i) dx[i] = af * dy[i] + kf * (x[i] - m) + df;
     }
-  }
+  });
 }
 
 }  // namespace dtbench::kernels

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/kernels/parallel_ranges.h"
+
 namespace dtbench {
 
 namespace {
@@ -13,27 +15,30 @@ class HostResidualJoin final : public ResidualJoin {
     const float* a = main.data();
     const float* b = shortcut.data();
     float* y = output_.data();
-    const int64_t count = output_.numel();
-    for (int64_t i = 0; i < count; ++i) y[i] = std::max(a[i] + b[i], 0.0f);
+    parallel_ranges(output_.numel(), kMinFloatsPerThread, [&](int64_t first, int64_t last) {
+      for (int64_t i = first; i < last; ++i) y[i] = std::max(a[i] + b[i], 0.0f);
+    });
     return output_;
   }
 
   Tensor& backward(Tensor& grad_output) override {
+    shortcut_grad_.resize(grad_output.shape());
     float* g = grad_output.data();
-    const int64_t count = grad_output.numel();
+    float* copy = shortcut_grad_.data();
     // The output is positive exactly where the sum was.
     const float* y = output_.data();
-    for (int64_t i = 0; i < count; ++i) g[i] = y[i] > 0.0f ? g[i] : 0.0f;
-    shortcut_grad_.resize(grad_output.shape());
-    std::copy_n(g, count, shortcut_grad_.data());
+    parallel_ranges(grad_output.numel(), kMinFloatsPerThread, [&](int64_t first, int64_t last) {
+      for (int64_t i = first; i < last; ++i) copy[i] = g[i] = y[i] > 0.0f ? g[i] : 0.0f;
+    });
     return shortcut_grad_;
   }
 
   void accumulate(Tensor& sum, const Tensor& other) override {
     float* s = sum.data();
     const float* add = other.data();
-    const int64_t count = sum.numel();
-    for (int64_t i = 0; i < count; ++i) s[i] += add[i];
+    parallel_ranges(sum.numel(), kMinFloatsPerThread, [&](int64_t first, int64_t last) {
+      for (int64_t i = first; i < last; ++i) s[i] += add[i];
+    });
   }
 
  private:
