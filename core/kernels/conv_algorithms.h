@@ -5,6 +5,7 @@
 //
 //   gemm      im2col + sgemm (conv_gemm.h): any shape; OpenBLAS's kernels for the CPU at hand
 //   winograd  F(2x2, 3x3) (conv_winograd.h): 3x3, stride 1
+//   winograd4 F(4x4, 3x3) (conv_winograd.h): 3x3, stride 1; fewer products, larger transforms
 //   lanes     eight samples in the vector lanes (conv_lanes.h): stride 1, filters of 2x2 or more
 //   lanes16   sixteen samples in AVX-512's lanes (conv_lanes.h): as lanes, on CPUs with AVX-512F
 //   direct    wide-row direct loops (conv_direct.h): stride 1
@@ -20,7 +21,7 @@
 
 namespace dtbench {
 
-enum class ConvAlgorithm { gemm, winograd, lanes, lanes16, direct };
+enum class ConvAlgorithm { gemm, winograd, winograd4, lanes, lanes16, direct };
 
 struct ConvFunctions {
   void (*forward)(float* out, const float* inp, const float* weight, const float* bias, const ConvSizes& sizes);

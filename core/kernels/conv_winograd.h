@@ -1,7 +1,8 @@
 #pragma once
 // 3x3 stride-1 convolution over NCHW tensors by Winograd's F(2x2, 3x3) (winograd_tiles.h): the
 // 36 multiplies of a 2x2 output tile per channel pair become 16, each of the 16 tile positions one
-// sgemm over a group of samples. The same argument and result conventions as conv_gemm.h, whose
+// sgemm over a group of samples; or by F(4x4, 3x3) (winograd4_tiles.h, `winograd4`): 144 become
+// 36, in 36 sgemms a quarter as wide. The same argument and result conventions as conv_gemm.h, whose
 // im2col + sgemm path stays the reference (tests compare the two); Conv2d picks this one where it
 // applies.
 //
@@ -32,6 +33,13 @@ void conv2d_winograd_backward(float* dinp, float* dweight, float* dbias, const f
 
 // How many samples one group (one sgemm per tile position) covers for these sizes.
 int64_t conv2d_winograd_group_size(const ConvSizes& sizes);
+
+// The same three by F(4x4, 3x3), for any 3x3 stride-1 convolution.
+void conv2d_winograd4_forward(float* out, const float* inp, const float* weight, const float* bias,
+                              const ConvSizes& sizes);
+void conv2d_winograd4_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                               const float* inp, const float* weight, const ConvSizes& sizes);
+int64_t conv2d_winograd4_group_size(const ConvSizes& sizes);
 
 // Bytes this thread's Winograd workspace holds now.
 int64_t conv2d_winograd_workspace_bytes();

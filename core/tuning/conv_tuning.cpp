@@ -25,9 +25,6 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Every candidate runs once untimed first (growing its scratch, warming the caches), then they are
 // timed in rounds (timing_rounds.h) until about this much of the fastest one's time is spent.
 constexpr double kTargetMs = 30.0;
-// The rule's algorithm is kept unless another is faster by more than this: within it the two are
-// one measurement's noise apart, and the rule's choice is the one every earlier figure was made with.
-constexpr double kPreferRuleWithin = 0.03;
 // When more than this share of the timings lost their CPU to other processes, the machine was too
 // busy for the measurement to be believed: the layer keeps the rules' choice, and nothing is kept
 // in the tuning cache, so a quieter run measures again.
@@ -85,7 +82,7 @@ ConvAlgorithm time_pass(Pass pass, const std::vector<ConvAlgorithm>& candidates,
   disturbed += rounds.disturbed;
   timed_runs += rounds.timed;
   const size_t fastest = static_cast<size_t>(std::min_element(best_ms.begin(), best_ms.end()) - best_ms.begin());
-  if (rule_index != kNoRule && best_ms[rule_index] <= (1.0 + kPreferRuleWithin) * best_ms[fastest]) return rule;
+  if (rule_index != kNoRule && best_ms[rule_index] <= (1.0 + kKeepRuleWithin) * best_ms[fastest]) return rule;
   return candidates[fastest];
 }
 

@@ -13,6 +13,13 @@
 
 namespace dtbench {
 
+// The rules' algorithm is kept unless another is faster than it by more than this share: within
+// it the two are a timing's noise apart, and the rules' choice is the one every earlier figure was
+// made with. At 3 %, on a 2-core Intel Xeon running a second test beside it, ResNet-18's 512-channel
+// layer took gemm's forward for 8 % measured, and the pair then ran 26 % slower than the rules'
+// (gemm's im2col and 9 MiB of filters lose more than Winograd to a neighbour's memory traffic).
+inline constexpr double kKeepRuleWithin = 0.10;
+
 // One algorithm's times for a shape, in milliseconds: the least of the rounds it was timed in (a
 // slow one only in the first; infinity in an entry the cache holds without a time).
 struct ConvTrial {

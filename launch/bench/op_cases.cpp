@@ -61,6 +61,8 @@ std::vector<OpFamily> make_families() {
       {"conv", {kConvSmallShape}, with(kResNetThreeByThree, {64, 128, 16, 16, 256, 1, 2, 0}), conv_text, conv_passes},
       // The same 3x3 stride-1 shapes by Winograd F(2x2, 3x3), the path Conv2d takes for them.
       {"conv_winograd", {kConvSmallShape}, kResNetThreeByThree, conv_text, conv_winograd_passes},
+      // And by F(4x4, 3x3), which the measured choice may take instead.
+      {"conv_winograd4", {kConvSmallShape}, kResNetThreeByThree, conv_text, conv_winograd4_passes},
       {"maxpool", {kPoolShapes.front()}, kPoolShapes, pool_text, maxpool_passes},
       {"avgpool", {kPoolShapes.front()}, kPoolShapes, pool_text, avgpool_passes},
       {"batchnorm", {kActivationShapes.front()}, kActivationShapes, nchw_text, batchnorm_passes},

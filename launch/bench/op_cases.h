@@ -44,6 +44,7 @@ std::vector<OpPass> gemm_passes(const Shape& m_n_k);
 std::vector<OpPass> conv_passes(const Shape& b_c_h_w_cout_k_stride_pad);
 // The same for the Winograd kernels (3x3 stride 1 only), which Conv2d runs for those shapes.
 std::vector<OpPass> conv_winograd_passes(const Shape& b_c_h_w_cout_3_1_pad);
+std::vector<OpPass> conv_winograd4_passes(const Shape& b_c_h_w_cout_3_1_pad);
 std::vector<OpPass> maxpool_passes(const Shape& b_c_h_w_k_stride);
 std::vector<OpPass> avgpool_passes(const Shape& b_c_h_w_k_stride);
 std::vector<OpPass> batchnorm_passes(const Shape& b_c_h_w);

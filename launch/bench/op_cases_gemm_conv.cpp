@@ -97,4 +97,9 @@ std::vector<OpPass> conv_winograd_passes(const Shape& s) {
   return conv_kernel_passes(s, conv2d_winograd_forward, conv2d_winograd_backward);
 }
 
+std::vector<OpPass> conv_winograd4_passes(const Shape& s) {
+  DTB_CHECK(s.size() == 8 && s[5] == 3 && s[6] == 1, "conv_winograd4 shape {}: 3x3 stride 1 only", shape_string(s));
+  return conv_kernel_passes(s, conv2d_winograd4_forward, conv2d_winograd4_backward);
+}
+
 }  // namespace dtbench
