@@ -5,6 +5,7 @@
 
 #include "core/kernels/target_clones.h"
 #include "core/kernels/vec8.h"
+#include "core/kernels/winograd_plane.h"
 
 // As in winograd_tiles.cpp, the transforms run 8 tiles at a time in vectors, built for AVX2 and
 // the baseline; a row's last few tiles, and the filters, one at a time.
@@ -273,20 +274,10 @@ DTB_CLONES int64_t input_gradient_tiles_by_8(float* window_row, int64_t row_stri
   return tx;
 }
 
-// ---- One plane at a time, through a zero-bordered copy ------------------------------------------
-
-// (4·rows + 2, 4·columns + 2) floats with the plane at (pad, pad), so that no window needs a
-// bounds check, and 8 more: the vector loads of a row's last 8 windows read 2 floats past them.
-struct PaddedPlane {
-  std::vector<float> values;
-  int64_t width = 0;
-};
-
-PaddedPlane& padded_plane(const TileGrid& grid) {
-  thread_local PaddedPlane plane;
-  plane.width = 4 * grid.columns + 2;
-  plane.values.assign(static_cast<size_t>((4 * grid.rows + 2) * plane.width + 8), 0.0f);
-  return plane;
+// (4·rows + 2, 4·columns + 2) floats with the plane at (pad, pad) (winograd_plane.h), and 8 more:
+// the vector loads of a row's last 8 windows read 2 floats past them.
+winograd::PaddedPlane& padded_plane(const TileGrid& grid) {
+  return winograd::zeroed_plane(4 * grid.rows + 2, 4 * grid.columns + 2, 8);
 }
 
 }  // namespace
@@ -342,14 +333,12 @@ void untransform_filter_gradient(float* dweight, const float* dU, int64_t out_ch
 
 void transform_input(float* V, int64_t T, int64_t t0, const float* inp, const ConvSizes& sizes) {
   const TileGrid grid = tile_grid(sizes);
-  PaddedPlane& padded = padded_plane(grid);
+  winograd::PaddedPlane& padded = padded_plane(grid);
   const int64_t H = sizes.height, W = sizes.width, pad = sizes.padding, Wp = padded.width;
   const int64_t stride = position_stride(sizes.in_channels, T);
   for (int64_t c = 0; c < sizes.in_channels; ++c) {
     const float* plane = inp + c * H * W;  // (H, W)
-    for (int64_t ih = 0; ih < H; ++ih) {
-      std::copy_n(plane + ih * W, W, padded.values.data() + (ih + pad) * Wp + pad);
-    }
+    winograd::copy_into(padded, plane, H, W, pad);
     float* row = V + c * T + t0;  // V[0][c][t0 ...]
     for (int64_t ty = 0; ty < grid.rows; ++ty) {
       const float* window_row = padded.values.data() + 4 * ty * Wp;
@@ -420,7 +409,7 @@ void transform_output_gradient(float* dM, int64_t T, int64_t t0, const float* do
 void inverse_input_gradient(float* dinp, const float* dV, int64_t T, int64_t t0,
                             const ConvSizes& sizes) {
   const TileGrid grid = tile_grid(sizes);
-  PaddedPlane& padded = padded_plane(grid);
+  winograd::PaddedPlane& padded = padded_plane(grid);
   const int64_t H = sizes.height, W = sizes.width, pad = sizes.padding, Wp = padded.width;
   const int64_t stride = position_stride(sizes.in_channels, T);
   for (int64_t c = 0; c < sizes.in_channels; ++c) {
@@ -440,10 +429,7 @@ void inverse_input_gradient(float* dinp, const float* dV, int64_t T, int64_t t0,
         }
       }
     }
-    float* plane = dinp + c * H * W;  // (H, W)
-    for (int64_t ih = 0; ih < H; ++ih) {
-      std::copy_n(padded.values.data() + (ih + pad) * Wp + pad, W, plane + ih * W);
-    }
+    winograd::copy_out_of(padded, dinp + c * H * W, H, W, pad);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/kernels/target_clones.h"
 #include "core/kernels/vec8.h"
+#include "core/kernels/winograd_plane.h"
 
 // The input and output transforms and their adjoints run 8 tiles at a time in vectors, built for
 // AVX2 and for the baseline, the loader picking one (the project builds without -march=native).
@@ -16,18 +17,10 @@ namespace {
 
 using vec8::Vec8;
 
-// Tile windows read from (and input gradients gather into) a zero-bordered copy of one plane,
-// (2·rows + 2, 2·columns + 2) with the plane at (pad, pad): no tile needs a bounds check.
-struct PaddedPlane {
-  std::vector<float> values;
-  int64_t width = 0;
-};
-
+// Tile windows are read from (and input gradients gather into) a zero-bordered copy of one plane,
+// (2·rows + 2, 2·columns + 2) with the plane at (pad, pad).
 PaddedPlane& padded_plane(const TileGrid& grid) {
-  thread_local PaddedPlane plane;
-  plane.width = 2 * grid.columns + 2;
-  plane.values.assign(static_cast<size_t>((2 * grid.rows + 2) * plane.width), 0.0f);
-  return plane;
+  return zeroed_plane(2 * grid.rows + 2, 2 * grid.columns + 2);
 }
 
 // The 4x4 window at w (row stride `stride`) through Bᵀ · B: rows, then columns.
@@ -302,9 +295,7 @@ void transform_input(float* V, int64_t T, int64_t t0, const float* inp, const Co
   const int64_t stride = position_stride(sizes.in_channels, T);
   for (int64_t c = 0; c < sizes.in_channels; ++c) {
     const float* plane = inp + c * H * W;  // (H, W)
-    for (int64_t ih = 0; ih < H; ++ih) {
-      std::copy_n(plane + ih * W, W, padded.values.data() + (ih + pad) * Wp + pad);
-    }
+    copy_into(padded, plane, H, W, pad);
     float* row = V + c * T + t0;  // V[0][c][t0 ...]
     for (int64_t ty = 0; ty < grid.rows; ++ty) {
       int64_t tx = input_tiles_by_8(row + ty * grid.columns, stride,
@@ -395,10 +386,7 @@ void inverse_input_gradient(float* dinp, const float* dV, int64_t T, int64_t t0,
         add_input_gradient_tile(padded.values.data() + 2 * ty * Wp + 2 * tx, Wp, v);
       }
     }
-    float* plane = dinp + c * H * W;  // (H, W)
-    for (int64_t ih = 0; ih < H; ++ih) {
-      std::copy_n(padded.values.data() + (ih + pad) * Wp + pad, W, plane + ih * W);
-    }
+    copy_out_of(padded, dinp + c * H * W, H, W, pad);
   }
 }
 
