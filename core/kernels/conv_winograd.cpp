@@ -23,8 +23,6 @@ struct Tiling;
 template <>
 struct Tiling<2> {
   static constexpr int64_t kPositions = winograd::kPositions;
-  static constexpr auto position_stride = winograd::position_stride;
-  static constexpr auto transformed_size = winograd::transformed_size;
   static constexpr auto transform_filters = winograd::transform_filters;
   static constexpr auto untransform_filter_gradient = winograd::untransform_filter_gradient;
   static constexpr auto transform_input = winograd::transform_input;
@@ -37,8 +35,6 @@ struct Tiling<2> {
 template <>
 struct Tiling<4> {
   static constexpr int64_t kPositions = winograd4::kPositions;
-  static constexpr auto position_stride = winograd4::position_stride;
-  static constexpr auto transformed_size = winograd4::transformed_size;
   static constexpr auto transform_filters = winograd4::transform_filters;
   static constexpr auto untransform_filter_gradient = winograd4::untransform_filter_gradient;
   static constexpr auto transform_input = winograd4::transform_input;
@@ -47,6 +43,13 @@ struct Tiling<4> {
   static constexpr auto inverse_input_gradient = winograd4::inverse_input_gradient;
   static int64_t tiles_per_image(const ConvSizes& sizes) { return winograd4::tile_grid(sizes).per_image(); }
 };
+
+// Floats of a transformed array (positions, rows, T); both tilings lay their matrices
+// winograd::position_stride apart.
+template <int64_t kTile>
+int64_t transformed_size(int64_t rows, int64_t T) {
+  return Tiling<kTile>::kPositions * winograd::position_stride(rows, T);
+}
 
 // A group's transformed input and product, positions·(C + Cout)·T floats, are sized to about this
 // many floats, within [kMinTiles, kMaxTiles] tiles: the transforms write and read them in 16 or 36
@@ -89,7 +92,7 @@ int filter_threads(const ConvSizes& sizes, int available) {
 template <int64_t kTile>
 const float* transformed_filters(const float* weight, const ConvSizes& sizes) {
   const int64_t Cout = sizes.out_channels, C = sizes.in_channels;
-  float* U = grow(workspace().filters, Tiling<kTile>::transformed_size(Cout, C));
+  float* U = grow(workspace().filters, transformed_size<kTile>(Cout, C));
   Tiling<kTile>::transform_filters(U, weight, Cout, C, filter_threads(sizes, GroupThreads::available()));
   return U;
 }
@@ -111,7 +114,7 @@ template <int64_t kTile>
 float* transform_group_input(Workspace& ws, const float* inp, const Group& g, const ConvSizes& sizes) {
   const int64_t tiles = Tiling<kTile>::tiles_per_image(sizes);
   const int64_t in_sample = sizes.in_channels * sizes.in_plane();
-  float* V = grow(ws.input, Tiling<kTile>::transformed_size(sizes.in_channels, g.T));
+  float* V = grow(ws.input, transformed_size<kTile>(sizes.in_channels, g.T));
   for (int64_t s = 0; s < g.count; ++s) {
     Tiling<kTile>::transform_input(V, g.T, s * tiles, inp + (g.b0 + s) * in_sample, sizes);
   }
@@ -119,15 +122,15 @@ float* transform_group_input(Workspace& ws, const float* inp, const Group& g, co
 }
 
 // For each position ξ: C[ξ] (m, n) = op(A[ξ]) · op(B[ξ]) + beta · C[ξ], row-major, each array's
-// matrices the tiling's position_stride apart.
+// matrices winograd::position_stride apart.
 template <int64_t kTile>
 void position_products(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int64_t m, int64_t n,
                        int64_t k, const float* A, const float* B, float beta, float* C) {
   const int64_t a_rows = trans_a == CblasNoTrans ? m : k, a_columns = trans_a == CblasNoTrans ? k : m;
   const int64_t b_rows = trans_b == CblasNoTrans ? k : n, b_columns = trans_b == CblasNoTrans ? n : k;
-  const int64_t a_stride = Tiling<kTile>::position_stride(a_rows, a_columns);
-  const int64_t b_stride = Tiling<kTile>::position_stride(b_rows, b_columns);
-  const int64_t c_stride = Tiling<kTile>::position_stride(m, n);
+  const int64_t a_stride = winograd::position_stride(a_rows, a_columns);
+  const int64_t b_stride = winograd::position_stride(b_rows, b_columns);
+  const int64_t c_stride = winograd::position_stride(m, n);
   for (int64_t p = 0; p < Tiling<kTile>::kPositions; ++p) {
     cblas_sgemm(CblasRowMajor, trans_a, trans_b, static_cast<int>(m), static_cast<int>(n),
                 static_cast<int>(k), 1.0f, A + p * a_stride, static_cast<int>(a_columns),
@@ -149,7 +152,7 @@ void untransform_shares(float* dweight, std::vector<float*>& shares, const ConvS
     return;
   }
   float* total = shares.front();
-  const int64_t count = Tiling<kTile>::transformed_size(Cout, C);
+  const int64_t count = transformed_size<kTile>(Cout, C);
   for (size_t s = 1; s < shares.size(); ++s) {
     const float* share = shares[s];
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
@@ -187,7 +190,7 @@ void forward(float* out, const float* inp, const float* weight, const float* bia
     Workspace& ws = workspace();  // this thread's
     const Group g = group_at<kTile>(index, group, sizes);
     const float* V = transform_group_input<kTile>(ws, inp, g, sizes);
-    float* M = grow(ws.product, Tiles::transformed_size(Cout, g.T));
+    float* M = grow(ws.product, transformed_size<kTile>(Cout, g.T));
     position_products<kTile>(CblasNoTrans, CblasNoTrans, Cout, g.T, C, U, V, 0.0f, M);
     for (int64_t s = 0; s < g.count; ++s) {
       Tiles::inverse_output(out + (g.b0 + s) * out_sample, M, g.T, s * tiles, bias, sizes);
@@ -211,12 +214,12 @@ void backward(float* dinp, float* dweight, float* dbias, const float* dout, cons
 #pragma omp parallel num_threads(threads.count()) if (threads.count() > 1)
   {
     Workspace& ws = workspace();  // this thread's
-    float* dU = dweight != nullptr ? grow(ws.dU, Tiles::transformed_size(Cout, C)) : nullptr;
+    float* dU = dweight != nullptr ? grow(ws.dU, transformed_size<kTile>(Cout, C)) : nullptr;
     bool first = true;
 #pragma omp for schedule(static)
     for (int64_t index = 0; index < groups; ++index) {
       const Group g = group_at<kTile>(index, group, sizes);
-      float* dM = grow(ws.product, Tiles::transformed_size(Cout, g.T));
+      float* dM = grow(ws.product, transformed_size<kTile>(Cout, g.T));
       for (int64_t s = 0; s < g.count; ++s) {
         Tiles::transform_output_gradient(dM, g.T, s * tiles, dout + (g.b0 + s) * out_sample, sizes);
       }
@@ -226,7 +229,7 @@ void backward(float* dinp, float* dweight, float* dbias, const float* dout, cons
         first = false;
       }
       if (dinp == nullptr) continue;
-      float* dV = grow(ws.input, Tiles::transformed_size(C, g.T));  // V is no longer needed
+      float* dV = grow(ws.input, transformed_size<kTile>(C, g.T));  // V is no longer needed
       position_products<kTile>(CblasTrans, CblasNoTrans, C, g.T, Cout, U, dM, 0.0f, dV);
       for (int64_t s = 0; s < g.count; ++s) {
         Tiles::inverse_input_gradient(dinp + (g.b0 + s) * in_sample, dV, g.T, s * tiles, sizes);

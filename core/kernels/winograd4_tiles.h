@@ -12,17 +12,14 @@
 #include <cstdint>
 
 #include "core/kernels/im2col.h"
+#include "core/kernels/winograd_tiles.h"
 
 namespace dtbench::winograd4 {
 
 constexpr int64_t kPositions = 36;  // a 6x6 transformed tile
 
-// As winograd::position_stride: two cache lines more per matrix keep the 36 streams of a tile's
-// values out of one cache set.
-inline int64_t position_stride(int64_t rows, int64_t T) { return rows * T + 32; }
-
-// Floats of a transformed array (36, rows, T).
-inline int64_t transformed_size(int64_t rows, int64_t T) { return kPositions * position_stride(rows, T); }
+// Transformed arrays (36, rows, T) lie as F(2x2, 3x3)'s do, their matrices position_stride apart.
+using winograd::position_stride;
 
 // How an output plane (Ho, Wo) is cut into 4x4 tiles; the last may lie partly outside.
 struct TileGrid {

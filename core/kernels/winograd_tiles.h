@@ -27,9 +27,6 @@ constexpr int64_t kPositions = 16;  // a 4x4 transformed tile
 // slower). Two cache lines more per matrix spread them over different sets.
 inline int64_t position_stride(int64_t rows, int64_t T) { return rows * T + 32; }
 
-// Floats of a transformed array (16, rows, T).
-inline int64_t transformed_size(int64_t rows, int64_t T) { return kPositions * position_stride(rows, T); }
-
 // How an output plane (Ho, Wo) is cut into 2x2 tiles; odd sizes get a last tile half outside.
 struct TileGrid {
   int64_t rows = 0;     // ⌈Ho / 2⌉
