@@ -90,11 +90,18 @@ RingChunkTiming time_both_chunks(int64_t eager_bytes, int64_t probe_bytes, MPI_C
   AllreduceOptions o{.buffer = probe.data(), .count = static_cast<int64_t>(probe.size()), .comm = comm,
                      .algorithm = AllreduceAlgorithm::Ring, .average = false, .chunk_bytes = eager_bytes,
                      .wait = wait, .scratch = &scratch};
+  // A round of the smallest probe first, untimed: the first bytes between two ranks wait for
+  // Open MPI to open the connection, and the first large round for the scratch's pages, which
+  // made a 64 MiB round on one host look 0.3 s long where it takes 20 ms.
+  const int64_t smallest = 2 * 3 * eager_bytes / static_cast<int64_t>(sizeof(float));  // three chunks a step
+  o.count = std::min(smallest, o.count);
+  ring_allreduce(o);
+  o.count = static_cast<int64_t>(probe.size());
+  scratch.assign(probe.size(), 0.0f);
   const auto start = std::chrono::steady_clock::now();
   ring_allreduce(o);  // the eager chunk's untimed round, timed only to size the rest
   const double first = slowest_of_ranks(std::array<double, 1>{seconds_since(start)}, comm, wait)[0];
   if (first > kChunkProbeRoundSeconds) {
-    const int64_t smallest = 2 * 3 * eager_bytes / static_cast<int64_t>(sizeof(float));  // three chunks a step
     const double share = kChunkProbeRoundSeconds / first;
     o.count = std::max(smallest, static_cast<int64_t>(static_cast<double>(o.count) * share));
     o.count = std::min(o.count, static_cast<int64_t>(probe.size()));
