@@ -36,8 +36,9 @@ done
 [[ -n $out ]] || { usage >&2; exit 2; }
 
 fail() { echo "gpu-kit.sh: $*" >&2; exit 1; }
+trap 'echo "gpu-kit.sh: line $LINENO failed (exit $?): $BASH_COMMAND" >&2' ERR
 
-binaries=("$build/dtbench" "$build/tests/test_gpu_layers" "$build/tests/test_gpu_training")
+binaries=("$build/dtbench" "$build/tests/test_gpu_layers" "$build/tests/test_gpu_training" "$build/tests/test_cublas_library")
 for binary in "${binaries[@]}"; do
   [[ -x $binary ]] || fail "no $binary: build first (cmake --build $build)"
 done
@@ -48,7 +49,9 @@ ompi_path() { ompi_info --path "$1" --parsable | cut -d: -f3; }
 ompi_plugins="$(ompi_path pkglibdir)"
 ompi_data="$(ompi_path pkgdatadir)"
 # PMIx's plugins: the folder named pmix beside the libpmix that Open MPI's PMIx component loads.
-pmix_library="$(ldd "$ompi_plugins"/mca_pmix_*.so 2>/dev/null | awk '/libpmix\.so/ { print $3; exit }')"
+# (awk reads to the end: leaving at the first match let ldd die of SIGPIPE when it wrote after, which
+# pipefail made a silent exit of this script, now and then on a busy machine)
+pmix_library="$(ldd "$ompi_plugins"/mca_pmix_*.so 2>/dev/null | awk '/libpmix\.so/ && !found { print $3; found = 1 }')"
 pmix_plugins=""
 [[ -z $pmix_library ]] || pmix_plugins="$(dirname "$(readlink -f "$pmix_library")")/pmix"
 
@@ -108,8 +111,11 @@ done
   echo "programs: $(cd "$kit/bin/programs" && echo *)"
   echo "libraries (from this machine):"
   for name in "${!copied[@]}"; do echo "  $name ${copied[$name]}"; done | sort
+  # cuBLAS is opened when a GPU step starts (core/cuda/cublas_library.h), so ldd does not name it:
+  # the same major version as the runtime's.
+  cudart="$(ldd "$build/dtbench" | awk '$1 ~ /^libcudart\.so\./ && !found { print $1; found = 1 }')"
   echo "CUDA libraries the GPU machine must provide: $(ldd "$build/dtbench" | awk '{ print $1 }' |
-    while read -r name; do is_cuda "$name" && echo -n "$name "; done)"
+    while read -r name; do is_cuda "$name" && echo -n "$name "; done)libcublas.so.${cudart##*.so.} (opened at a GPU step's start)"
 } >"$kit/MANIFEST"
 
 install -m 0755 "$root/scripts/run-gpu-checks.sh" "$out/run-gpu-checks.sh"

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/cuda/cublas_library.h"
+
 namespace dtbench::cuda {
 
 namespace {
@@ -23,7 +25,7 @@ void check(cudnnStatus_t status, const char* call, const char* file, int line) {
 }
 
 void check(cublasStatus_t status, const char* call, const char* file, int line) {
-  if (status != CUBLAS_STATUS_SUCCESS) fail("cuBLAS", cublasGetStatusString(status), call, file, line);
+  if (status != CUBLAS_STATUS_SUCCESS) fail("cuBLAS", cublas_library().status_string(status), call, file, line);
 }
 
 }  // namespace dtbench::cuda

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/cuda/cublas_library.h"
 #include "core/cuda/plan/memory_budget.h"
 #include "core/cuda/plan/workspace.h"
 #include "core/util/error.h"
@@ -114,10 +115,11 @@ CudaContext::CudaContext(int device, int processes_on_device, Precision precisio
   description_ = fmt::format("cuda:{} ({}, {:.0f} GiB)", device, properties.name,
                              static_cast<double>(properties.totalGlobalMem) / (1 << 30));
   DTB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  DTB_CUDA(cublasCreate(&cublas_));
-  DTB_CUDA(cublasSetStream(cublas_, stream_));
+  DTB_CUDA(cublas_library().create(&cublas_));
+  DTB_CUDA(cublas_library().set_stream(cublas_, stream_));
   // cuBLAS's default math has no TF32 (it is asked for by name); the FMA convolutions are conv_math's.
-  DTB_CUDA(cublasSetMathMode(cublas_, precision == Precision::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  DTB_CUDA(cublas_library().set_math_mode(
+      cublas_, precision == Precision::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   DTB_CUDA(cudnnCreate(&cudnn_));
   DTB_CUDA(cudnnSetStream(cudnn_, stream_));
 }
@@ -127,7 +129,7 @@ CudaContext::~CudaContext() {
   cudaStreamSynchronize(stream_);
   if (workspace_ != nullptr) cudaFree(workspace_);
   cudnnDestroy(cudnn_);
-  cublasDestroy(cublas_);
+  if (cublas_ != nullptr) cublas_library().destroy(cublas_);
   cudaStreamDestroy(stream_);
 }
 
@@ -137,7 +139,7 @@ nlohmann::json CudaContext::properties() const {
   int runtime = 0, driver = 0, cublas = 0;
   DTB_CUDA(cudaRuntimeGetVersion(&runtime));
   DTB_CUDA(cudaDriverGetVersion(&driver));
-  DTB_CUDA(cublasGetVersion(cublas_, &cublas));
+  DTB_CUDA(cublas_library().get_version(cublas_, &cublas));
   const auto cudnn = static_cast<int>(cudnnGetVersion());  // 9.10.2: 91002 (before 9: 8902 for 8.9.2)
   const std::string cudnn_text = cudnn >= 90000 ? fmt::format("{}.{}.{}", cudnn / 10000, cudnn / 100 % 100, cudnn % 100)
                                                 : fmt::format("{}.{}.{}", cudnn / 1000, cudnn / 100 % 10, cudnn % 100);

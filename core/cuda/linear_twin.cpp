@@ -1,3 +1,4 @@
+#include "core/cuda/cublas_library.h"
 #include "core/cuda/twins.h"
 #include "core/layers/linear.h"
 #include "core/util/error.h"
@@ -20,12 +21,13 @@ const Tensor& LinearTwin::forward(const Tensor& input, Mode mode) {
   input_shape_ = input.shape();
   input_ = context_.readable(input, input_staging_);
   output_ = output_buffer_.as({batch, out_});
+  const CublasLibrary& cublas = cublas_library();
   const float one = 1.0f, zero = 0.0f;
   const int m = static_cast<int>(out_), n = static_cast<int>(batch), k = static_cast<int>(in_);
-  DTB_CUDA(cublasSgemm(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, value(0), k, input_, k,
-                       &zero, output_.data(), m));
+  DTB_CUDA(cublas.sgemm(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, value(0), k, input_, k, &zero,
+                       output_.data(), m));
   // Y += b · 1ᵀ: the bias added to every sample's column.
-  DTB_CUDA(cublasSger(context_.cublas(), m, n, &one, value(1), 1, context_.ones(batch), 1, output_.data(), m));
+  DTB_CUDA(cublas.sger(context_.cublas(), m, n, &one, value(1), 1, context_.ones(batch), 1, output_.data(), m));
   context_.end_operation();
   return output_;
 }
@@ -36,19 +38,20 @@ Tensor& LinearTwin::backward(Tensor& grad_output) {
   DTB_CHECK(grad_output.numel() == batch * out_, "linear: output gradient {} for batch {}",
             shape_string(grad_output.shape()), batch);
   const float* dy = context_.readable(grad_output, grad_staging_);
+  const CublasLibrary& cublas = cublas_library();
   const float one = 1.0f, zero = 0.0f;
   const int m_in = static_cast<int>(in_), m_out = static_cast<int>(out_), n = static_cast<int>(batch);
   // dWᶜ (in, out) = Xᶜ (in, B) · dYᶜᵀ (B, out)
-  DTB_CUDA(cublasSgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, m_in, m_out, n, &one, input_, m_in, dy, m_out,
+  DTB_CUDA(cublas.sgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, m_in, m_out, n, &one, input_, m_in, dy, m_out,
                        &zero, grad(0), m_in));
   // db (out) = dYᶜ (out, B) · 1: the bias gradient as a matrix-vector product.
-  DTB_CUDA(cublasSgemv(context_.cublas(), CUBLAS_OP_N, m_out, n, &one, dy, m_out, context_.ones(batch), 1, &zero,
+  DTB_CUDA(cublas.sgemv(context_.cublas(), CUBLAS_OP_N, m_out, n, &one, dy, m_out, context_.ones(batch), 1, &zero,
                        grad(1), 1));
   grad_input_ = Tensor();
   if (needs_input_grad_) {
     grad_input_ = grad_input_buffer_.as(input_shape_);
     // dXᶜ (in, B) = Wᶜ (in, out) · dYᶜ (out, B)
-    DTB_CUDA(cublasSgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, m_in, n, m_out, &one, value(0), m_in,
+    DTB_CUDA(cublas.sgemm(context_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, m_in, n, m_out, &one, value(0), m_in,
                          dy, m_out, &zero, grad_input_.data(), m_in));
   }
   context_.end_operation();
