@@ -2,6 +2,8 @@
 // BTL, read from the library (so an --mca setting counts); between three or more it is 1 MiB; a
 // chunk the user names is kept. Ranks that would pick differently agree on the smallest, since
 // each receives in chunks of its own size.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "allreduce/ring_chunk.h"
@@ -37,7 +39,10 @@ class RingChunk : public testing::MpirunTest {
 };
 
 // The timing of `bytes` in the bench's JSON, and that its row ran the chunk the rule picks from it.
-void expect_timed_choice(const nlohmann::json& report, int64_t bytes, int64_t eager_bytes, int64_t probe_bytes) {
+// The probe is `most_probe_bytes` (the size, or the cap) unless a round of it took longer than
+// kChunkProbeRoundSeconds, which on a machine busy with other tests a 64 MiB round on one host
+// can: then fewer, but never fewer than three eager chunks a step.
+void expect_timed_choice(const nlohmann::json& report, int64_t bytes, int64_t eager_bytes, int64_t most_probe_bytes) {
   ASSERT_TRUE(report.contains("chunk_timing") && report["chunk_timing"].is_array()) << report.dump();
   const nlohmann::json* timing = nullptr;
   for (const nlohmann::json& t : report["chunk_timing"]) {
@@ -46,7 +51,9 @@ void expect_timed_choice(const nlohmann::json& report, int64_t bytes, int64_t ea
   ASSERT_NE(timing, nullptr) << report["chunk_timing"].dump();
   EXPECT_EQ((*timing)["eager_bytes"], eager_bytes);
   EXPECT_EQ((*timing)["large_bytes"], kLargeMessageChunkBytes);
-  EXPECT_EQ((*timing)["probe_bytes"], probe_bytes);
+  const auto probe_bytes = (*timing)["probe_bytes"].get<int64_t>();
+  EXPECT_LE(probe_bytes, most_probe_bytes);
+  EXPECT_GE(probe_bytes, std::min(most_probe_bytes, 2 * 3 * eager_bytes / 4 * 4));
   const double eager_ms = (*timing)["eager_ms"].get<double>(), large_ms = (*timing)["large_ms"].get<double>();
   EXPECT_GT(eager_ms, 0);
   EXPECT_GT(large_ms, 0);
